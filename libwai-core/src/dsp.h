@@ -1,0 +1,30 @@
+/* Kernel function table (dav1d style): reference kernels are the executable specification
+ * (spec section 5); fast kernels fill the same table and must give the same integers. */
+#ifndef WAI_DSP_H
+#define WAI_DSP_H
+
+#include "model.h"
+
+/* Every tensor is planar int32 [c][h][w], contiguous. Kernels compute output rows
+ * [oy0, oy1) of every output channel; a thread pool splits work by row ranges. */
+typedef struct WaiDsp {
+    void (*conv)(const WaiLayer *l, const int32_t *in, int ih, int iw,
+                 int32_t *out, int oh, int ow, int oy0, int oy1);
+    void (*convt)(const WaiLayer *l, const int32_t *in, int ih, int iw,
+                  int32_t *out, int oh, int ow, int oy0, int oy1);
+    /* in place; rows [y0, y1) of a C x h x w tensor */
+    void (*igdn)(const WaiLayer *l, int32_t *x, int h, int w, int y0, int y1);
+    /* in place over n elements */
+    void (*lrelu)(int32_t *x, size_t n, int32_t slope_q16);
+} WaiDsp;
+
+void wai_dsp_init_ref(WaiDsp *dsp);
+
+/* Select a table for a kernel set; REFERENCE and any set the CPU lacks fall back as
+ * documented. Returns WAI_ERR_UNSUPPORTED if an explicit set is not available here. */
+int wai_dsp_init(WaiDsp *dsp, WaiKernels k);
+
+/* floor(sqrt(n)) for n >= 0, exact (spec 5.5). */
+uint32_t wai_isqrt64(uint64_t n);
+
+#endif

@@ -1,0 +1,34 @@
+/* Running h_s and g_s (spec 4.3, 6) and the RGB8 output (spec 8). */
+#ifndef WAI_GRAPH_H
+#define WAI_GRAPH_H
+
+#include "dsp.h"
+
+typedef struct WaiShape { int c, h, w; } WaiShape;
+
+/* Latent geometry for a picture (spec 3). Returns WAI_ERR_MODEL_INVALID / WAI_ERR_LIMIT. */
+typedef struct WaiGeometry {
+    uint32_t width, height, wp, hp;
+    WaiShape z, y;        /* z: n_z x Hz x Wz; y: n_y x Hy x Wy */
+    size_t work_bytes;    /* spec 9.2 estimate excluding the model */
+} WaiGeometry;
+
+int wai_geometry(const WaiModel *m, uint32_t width, uint32_t height, WaiGeometry *g);
+
+/* Run a layer list. in: shape `s`; *out receives a malloc'ed tensor of shape *os. The input is
+ * not modified. Returns 0, WAI_ERR_MODEL_INVALID (a shape check of spec 4.3) or WAI_ERR_NOMEM. */
+int wai_run_layers(const WaiDsp *dsp, const WaiLayer *layers, uint32_t n, const int32_t *in,
+                   WaiShape s, int32_t **out, WaiShape *os);
+
+/* h_s on z_hat (shape g->z): scale table index per y element [n_y][Hy][Wy] and the mean. */
+int wai_hyper(const WaiModel *m, const WaiDsp *dsp, const WaiGeometry *g, const int32_t *z_hat,
+              uint8_t *y_index, int32_t *y_mean);
+
+/* Spec 7.4. */
+int wai_scale_index(const WaiModel *m, int32_t scale_q12);
+
+/* g_s on y_hat, then RGB8 of the display window into rgb (stride bytes per row). */
+int wai_synthesis(const WaiModel *m, const WaiDsp *dsp, const WaiGeometry *g, const int32_t *y_hat,
+                  uint32_t dx, uint32_t dy, uint32_t dw, uint32_t dh, uint8_t *rgb, ptrdiff_t stride);
+
+#endif
