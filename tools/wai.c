@@ -1,2 +1,928 @@
-/* placeholder: being written */
-int main(void) { return 1; }
+/* wai: decode, inspect and verify WAI streams. Uses only the public libwai API (plus libpng for
+ * PNG output and nettle for the conformance hash of spec section 8).
+ *
+ * Exit codes: 0 success; 1 invalid or corrupt input, or a verify mismatch; 2 usage error;
+ * 3 I/O error or internal failure. */
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <nettle/sha2.h>
+#include <png.h>
+
+#include <wai/wai.h>
+
+#define EXIT_INPUT 1
+#define EXIT_USAGE 2
+#define EXIT_SYSTEM 3
+#define CHUNK 65536
+#define INFO_MAX_UNIT ((size_t)1 << 30)
+
+static void errmsg(const char *file, const char *fmt, ...)
+#ifdef __GNUC__
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+static void errmsg(const char *file, const char *fmt, ...)
+{
+    va_list ap;
+    fprintf(stderr, "wai: ");
+    if (file) fprintf(stderr, "%s: ", file);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+}
+
+/* Exit code for a library error code. */
+static int exit_code(int err)
+{
+    switch (err) {
+    case 0: return 0;
+    case WAI_ERR_BITSTREAM: case WAI_ERR_TRUNCATED: case WAI_ERR_CRC: case WAI_ERR_UNSUPPORTED:
+    case WAI_ERR_MODEL_NOT_FOUND: case WAI_ERR_MODEL_INVALID: case WAI_ERR_LIMIT:
+        return EXIT_INPUT;
+    case WAI_ERR_INVALID_ARG: return EXIT_USAGE;
+    default: return EXIT_SYSTEM;
+    }
+}
+
+static void hex32(const uint8_t sha[32], char out[65])
+{
+    static const char hx[] = "0123456789abcdef";
+    for (int i = 0; i < 32; i++) {
+        out[2 * i] = hx[sha[i] >> 4];
+        out[2 * i + 1] = hx[sha[i] & 15];
+    }
+    out[64] = 0;
+}
+
+/* ---- options shared by decode, info and verify ---- */
+
+static const char common_help[] =
+    "  --kernels NAME      auto, reference, c, avx2, avx512 or neon (default auto)\n"
+    "  --threads N         worker threads, 0 = automatic (default)\n"
+    "  --model-path DIRS   ':'-separated model directories, searched first\n"
+    "  --max-memory BYTES  memory budget (suffixes k, M, G: powers of 1024; default 4G)\n"
+    "  --device DEV        cpu (default) or vulkan\n";
+
+/* Value of --name=VALUE or --name VALUE at argv[*i]; NULL if argv[*i] is not --name. */
+static const char *opt_value(int argc, char **argv, int *i, const char *name, int *missing)
+{
+    size_t n = strlen(name);
+    const char *a = argv[*i];
+    if (strncmp(a, name, n)) return NULL;
+    if (a[n] == '=') return a + n + 1;
+    if (a[n]) return NULL;
+    if (*i + 1 >= argc) {
+        *missing = 1;
+        return NULL;
+    }
+    return argv[++*i];
+}
+
+static int parse_u64(const char *s, uint64_t *out, int suffixes)
+{
+    char *end;
+    if (!*s || *s == '-') return -1;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || end == s) return -1;
+    unsigned shift = 0;
+    if (suffixes && *end) {
+        switch (*end) {
+        case 'k': case 'K': shift = 10; break;
+        case 'm': case 'M': shift = 20; break;
+        case 'g': case 'G': shift = 30; break;
+        default: return -1;
+        }
+        end++;
+    }
+    if (*end || (shift && v > (UINT64_MAX >> shift))) return -1;
+    *out = (uint64_t)v << shift;
+    return 0;
+}
+
+/* 1: consumed a common option; 0: not one; -1: usage error (message printed). */
+static int common_option(int argc, char **argv, int *i, WaiSettings *s)
+{
+    int missing = 0;
+    const char *v;
+    uint64_t u;
+    if ((v = opt_value(argc, argv, i, "--kernels", &missing))) {
+        if (wai_kernels_from_name(v, &s->kernels) < 0) {
+            errmsg(NULL, "unknown kernel set '%s' (auto, reference, c, avx2, avx512, neon)", v);
+            return -1;
+        }
+        return 1;
+    }
+    if ((v = opt_value(argc, argv, i, "--threads", &missing))) {
+        if (parse_u64(v, &u, 0) || u > 1024) {
+            errmsg(NULL, "--threads needs a number 0..1024, not '%s'", v);
+            return -1;
+        }
+        s->threads = (int)u;
+        return 1;
+    }
+    if ((v = opt_value(argc, argv, i, "--model-path", &missing))) {
+        s->model_path = v;
+        return 1;
+    }
+    if ((v = opt_value(argc, argv, i, "--max-memory", &missing))) {
+        if (parse_u64(v, &u, 1) || !u) {
+            errmsg(NULL, "--max-memory needs a positive byte count, not '%s'", v);
+            return -1;
+        }
+        s->max_memory = u;
+        return 1;
+    }
+    if ((v = opt_value(argc, argv, i, "--device", &missing))) {
+        if (!strcmp(v, "cpu")) s->device = WAI_DEVICE_CPU;
+        else if (!strcmp(v, "vulkan")) s->device = WAI_DEVICE_VULKAN;
+        else {
+            errmsg(NULL, "unknown device '%s' (cpu, vulkan)", v);
+            return -1;
+        }
+        return 1;
+    }
+    if (missing) {
+        errmsg(NULL, "%s needs a value", argv[*i]);
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- decoding a file through the streaming API ---- */
+
+typedef int (*PictureFn)(void *ctx, const WaiPicture *pic);
+
+typedef struct DecodeResult {
+    int err;             /* first error (library code), 0 if none */
+    char msg[600];       /* its message */
+    unsigned frames;
+    int sink_failed;     /* the callback failed; it printed why */
+} DecodeResult;
+
+static void note_error(DecodeResult *res, const char *file, int quiet, int err, const char *msg)
+{
+    if (!quiet) errmsg(file, "%s", msg);
+    if (!res->err) {
+        res->err = err;
+        snprintf(res->msg, sizeof(res->msg), "%s", msg);
+    }
+}
+
+/* Fetch every picture ready; returns 0, or -1 when the callback failed. */
+static int drain(WaiDecoder *d, const char *file, int quiet, PictureFn fn, void *ctx,
+                 DecodeResult *res)
+{
+    WaiPicture pic;
+    int r;
+    while ((r = wai_get_picture(d, &pic)) != WAI_ERR_AGAIN) {
+        if (r < 0) {
+            note_error(res, file, quiet, r, wai_decoder_last_error(d));
+            continue;
+        }
+        res->frames++;
+        int cb = fn ? fn(ctx, &pic) : 0;
+        wai_picture_unref(&pic);
+        if (cb < 0) {
+            res->sink_failed = 1;
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* Decode `file` ("-" = stdin) in CHUNK pieces. Errors of single frames are noted and decoding
+ * goes on; a header that cannot be used, an I/O error or a callback failure stops it. */
+static void decode_file(const char *file, const WaiSettings *s, int quiet, PictureFn fn,
+                        void *ctx, DecodeResult *res)
+{
+    memset(res, 0, sizeof(*res));
+    int use_stdin = !strcmp(file, "-");
+    FILE *f = use_stdin ? stdin : fopen(file, "rb");
+    if (!f) {
+        snprintf(res->msg, sizeof(res->msg), "%s", strerror(errno));
+        res->err = WAI_ERR_IO;
+        if (!quiet) errmsg(file, "%s", res->msg);
+        return;
+    }
+    WaiDecoder *d = NULL;
+    int r = wai_decoder_open(&d, s);
+    if (r < 0) {
+        snprintf(res->msg, sizeof(res->msg), "cannot create a decoder: %s", wai_strerror(r));
+        res->err = r;
+        if (!quiet) errmsg(file, "%s", res->msg);
+        if (!use_stdin) fclose(f);
+        return;
+    }
+    static uint8_t buf[CHUNK];
+    size_t n;
+    int stop = 0;
+    while (!stop && (n = fread(buf, 1, sizeof(buf), f)) > 0) {
+        r = wai_send_data(d, buf, n);
+        if (r == WAI_ERR_LIMIT) {   /* buffer full: fetch pictures, then retry once */
+            if (drain(d, file, quiet, fn, ctx, res)) break;
+            r = wai_send_data(d, buf, n);
+        }
+        if (r < 0) {
+            note_error(res, file, quiet, r, wai_decoder_last_error(d));
+            stop = 1;
+            break;
+        }
+        if (drain(d, file, quiet, fn, ctx, res)) stop = 1;
+    }
+    if (!stop && ferror(f)) {
+        char m[300];
+        snprintf(m, sizeof(m), "read error: %s", strerror(errno));
+        note_error(res, file, quiet, WAI_ERR_IO, m);
+        stop = 1;
+    }
+    if (!stop && !res->sink_failed) {
+        wai_send_eos(d);
+        drain(d, file, quiet, fn, ctx, res);
+    }
+    WaiSequenceInfo info;
+    if (!res->err && !res->sink_failed && wai_decoder_get_sequence_info(d, &info) == WAI_ERR_AGAIN)
+        note_error(res, file, quiet, WAI_ERR_BITSTREAM, "invalid bitstream: no sequence header");
+    wai_decoder_close(&d);
+    if (!use_stdin) fclose(f);
+}
+
+/* ---- outputs ---- */
+
+static int write_png(const char *path, const uint8_t *data, ptrdiff_t stride, uint32_t w, uint32_t h)
+{
+    FILE *f = fopen(path, "wb");
+    if (!f) {
+        errmsg(path, "%s", strerror(errno));
+        return -1;
+    }
+    png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, NULL, NULL, NULL);
+    png_infop pinfo = png ? png_create_info_struct(png) : NULL;
+    if (!pinfo) {
+        png_destroy_write_struct(&png, NULL);
+        fclose(f);
+        errmsg(path, "cannot create a PNG writer");
+        return -1;
+    }
+    if (setjmp(png_jmpbuf(png))) {
+        png_destroy_write_struct(&png, &pinfo);
+        fclose(f);
+        errmsg(path, "writing the PNG failed");
+        return -1;
+    }
+    png_init_io(png, f);
+    png_set_IHDR(png, pinfo, w, h, 8, PNG_COLOR_TYPE_RGB, PNG_INTERLACE_NONE,
+                 PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
+    png_write_info(png, pinfo);
+    for (uint32_t y = 0; y < h; y++) png_write_row(png, data + (ptrdiff_t)y * stride);
+    png_write_end(png, NULL);
+    png_destroy_write_struct(&png, &pinfo);
+    if (fclose(f)) {
+        errmsg(path, "%s", strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+/* A per-frame file pattern: exactly one %d or %u, optionally with a 0 flag and a width of up to
+ * two digits (%03d), and any number of %%. Returns 1 if a pattern, 0 if no '%' at all, -1 if malformed. */
+static int check_pattern(const char *p)
+{
+    int convs = 0, any = 0;
+    for (; *p; p++) {
+        if (*p != '%') continue;
+        any = 1;
+        p++;
+        if (*p == '%') continue;
+        if (*p == '0') p++;
+        for (int k = 0; k < 2 && *p >= '0' && *p <= '9'; k++) p++;
+        if (*p != 'd' && *p != 'u') return -1;
+        convs++;
+    }
+    return !any ? 0 : convs == 1 ? 1 : -1;
+}
+
+static void format_pattern(char *out, size_t size, const char *pattern, unsigned n)
+{
+#if defined(__GNUC__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+#endif
+    /* validated by check_pattern: a single integer conversion */
+    snprintf(out, size, pattern, n);
+#if defined(__GNUC__)
+#pragma GCC diagnostic pop
+#endif
+}
+
+static int has_suffix(const char *s, const char *suffix)
+{
+    size_t a = strlen(s), b = strlen(suffix);
+    if (a < b) return 0;
+    for (size_t i = 0; i < b; i++) {
+        char c = s[a - b + i];
+        if (c >= 'A' && c <= 'Z') c = (char)(c + 'a' - 'A');
+        if (c != suffix[i]) return 0;
+    }
+    return 1;
+}
+
+enum { OUT_NONE, OUT_PNG, OUT_PNG_PATTERN, OUT_RAW };
+
+typedef struct DecodeCtx {
+    int kind;
+    const char *out;
+    FILE *raw;
+    int hash;
+    struct sha256_ctx sha;
+    unsigned n;
+    uint8_t *first;          /* OUT_PNG: the single picture, written at the end */
+    ptrdiff_t first_stride;
+    uint32_t first_w, first_h;
+    int usage_error;
+} DecodeCtx;
+
+static int on_decoded(void *opaque, const WaiPicture *pic)
+{
+    DecodeCtx *c = opaque;
+    size_t row = (size_t)pic->width * 3;
+    if (c->hash)
+        for (uint32_t y = 0; y < pic->height; y++)
+            sha256_update(&c->sha, row, pic->data + (ptrdiff_t)y * pic->stride);
+    if (c->kind == OUT_RAW) {
+        for (uint32_t y = 0; y < pic->height; y++) {
+            if (fwrite(pic->data + (ptrdiff_t)y * pic->stride, 1, row, c->raw) != row) {
+                errmsg(c->out, "write error: %s", strerror(errno));
+                return -1;
+            }
+        }
+    } else if (c->kind == OUT_PNG_PATTERN) {
+        char name[4096];
+        format_pattern(name, sizeof(name), c->out, c->n);
+        if (write_png(name, pic->data, pic->stride, pic->width, pic->height)) return -1;
+    } else if (c->kind == OUT_PNG) {
+        if (c->first) {
+            errmsg(c->out, "the stream has more than one frame; use a pattern such as "
+                   "out-%%03d.png or a .rgb output");
+            c->usage_error = 1;
+            return -1;
+        }
+        size_t bytes = row * pic->height;
+        c->first = malloc(bytes ? bytes : 1);
+        if (!c->first) {
+            errmsg(c->out, "out of memory");
+            return -1;
+        }
+        for (uint32_t y = 0; y < pic->height; y++)
+            memcpy(c->first + y * row, pic->data + (ptrdiff_t)y * pic->stride, row);
+        c->first_stride = (ptrdiff_t)row;
+        c->first_w = pic->width;
+        c->first_h = pic->height;
+    }
+    c->n++;
+    return 0;
+}
+
+static void decode_usage(FILE *f)
+{
+    fprintf(f,
+        "usage: wai decode IN.wai [-o OUT] [--sha256] [options]\n"
+        "Decode a WAI stream (IN '-' reads stdin).\n"
+        "  -o OUT              OUT.png: one frame as PNG; a pattern like out-%%03d.png: one PNG\n"
+        "                      per frame (numbered from 0); OUT.rgb or '-': raw RGB24 of all\n"
+        "                      frames concatenated ('-' is stdout)\n"
+        "  --sha256            print the SHA-256 of all decoded RGB bytes (spec section 8)\n"
+        "%s"
+        "  -h, --help          this help\n", common_help);
+}
+
+static int cmd_decode(int argc, char **argv)
+{
+    WaiSettings s;
+    wai_default_settings(&s);
+    const char *in = NULL;
+    DecodeCtx c;
+    memset(&c, 0, sizeof(c));
+    for (int i = 0; i < argc; i++) {
+        int missing = 0;
+        const char *v;
+        int k = common_option(argc, argv, &i, &s);
+        if (k < 0) return EXIT_USAGE;
+        if (k) continue;
+        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+            decode_usage(stdout);
+            return 0;
+        }
+        if (!strcmp(argv[i], "--sha256")) { c.hash = 1; continue; }
+        if ((v = opt_value(argc, argv, &i, "-o", &missing)) ||
+            (v = opt_value(argc, argv, &i, "--output", &missing))) {
+            c.out = v;
+            continue;
+        }
+        if (missing) {
+            errmsg(NULL, "%s needs a value", argv[i]);
+            return EXIT_USAGE;
+        }
+        if (argv[i][0] == '-' && argv[i][1]) {
+            errmsg(NULL, "decode: unknown option '%s' (see wai decode --help)", argv[i]);
+            return EXIT_USAGE;
+        }
+        if (in) {
+            errmsg(NULL, "decode: one input file only (see wai decode --help)");
+            return EXIT_USAGE;
+        }
+        in = argv[i];
+    }
+    if (!in || (!c.out && !c.hash)) {
+        decode_usage(stderr);
+        return EXIT_USAGE;
+    }
+    if (c.out) {
+        int pat = check_pattern(c.out);
+        if (!strcmp(c.out, "-")) c.kind = OUT_RAW;
+        else if (pat < 0) {
+            errmsg(c.out, "bad file pattern: use exactly one %%d (e.g. out-%%03d.png)");
+            return EXIT_USAGE;
+        } else if (has_suffix(c.out, ".png")) c.kind = pat ? OUT_PNG_PATTERN : OUT_PNG;
+        else if (has_suffix(c.out, ".rgb") && !pat) c.kind = OUT_RAW;
+        else {
+            errmsg(c.out, "unknown output type: use .png, a .png pattern, .rgb or '-'");
+            return EXIT_USAGE;
+        }
+        if (!strcmp(c.out, "-") && c.hash) {
+            errmsg(NULL, "--sha256 and '-o -' both write to stdout; choose one");
+            return EXIT_USAGE;
+        }
+    }
+    if (c.hash) sha256_init(&c.sha);
+    if (c.kind == OUT_RAW) {
+        c.raw = strcmp(c.out, "-") ? fopen(c.out, "wb") : stdout;
+        if (!c.raw) {
+            errmsg(c.out, "%s", strerror(errno));
+            return EXIT_SYSTEM;
+        }
+    }
+    DecodeResult res;
+    decode_file(in, &s, 0, on_decoded, &c, &res);
+    int rc = res.sink_failed ? (c.usage_error ? EXIT_USAGE : EXIT_SYSTEM) : exit_code(res.err);
+    if (c.raw && c.raw != stdout && fclose(c.raw) && !rc) {
+        errmsg(c.out, "%s", strerror(errno));
+        rc = EXIT_SYSTEM;
+    }
+    if (c.raw == stdout && fflush(stdout) && !rc) rc = EXIT_SYSTEM;
+    if (!rc && c.kind == OUT_PNG) {
+        if (!c.first) {
+            errmsg(in, "no frame decoded");
+            rc = EXIT_INPUT;
+        } else if (write_png(c.out, c.first, c.first_stride, c.first_w, c.first_h)) {
+            rc = EXIT_SYSTEM;
+        }
+    }
+    free(c.first);
+    if (!rc && c.hash) {
+        uint8_t sha[32];
+        char hex[65];
+        sha256_digest(&c.sha, sizeof(sha), sha);
+        hex32(sha, hex);
+        printf("%s\n", hex);
+    }
+    return rc;
+}
+
+/* ---- info ---- */
+
+typedef struct Reader {
+    FILE *f;
+    uint8_t *buf;
+    size_t pos, len, cap;   /* [pos, len) not yet parsed */
+    uint64_t base;          /* file offset of buf[0] */
+    int eof, err;
+} Reader;
+
+/* Read until at least `want` unparsed bytes are buffered or EOF. */
+static int reader_fill(Reader *r, size_t want)
+{
+    while (!r->eof && r->len - r->pos < want) {
+        if (r->pos) {
+            memmove(r->buf, r->buf + r->pos, r->len - r->pos);
+            r->len -= r->pos;
+            r->base += r->pos;
+            r->pos = 0;
+        }
+        size_t need = r->len + CHUNK;
+        if (need > r->cap) {
+            size_t cap = r->cap ? r->cap * 2 : 4 * CHUNK;
+            while (cap < need) cap *= 2;
+            uint8_t *b = realloc(r->buf, cap);
+            if (!b) return r->err = WAI_ERR_NOMEM;
+            r->buf = b;
+            r->cap = cap;
+        }
+        size_t n = fread(r->buf + r->len, 1, CHUNK, r->f);
+        r->len += n;
+        if (n < CHUNK) {
+            if (ferror(r->f)) return r->err = WAI_ERR_IO;
+            r->eof = 1;
+        }
+    }
+    return 0;
+}
+
+static void print_seqhdr(const uint8_t *p, size_t size, uint64_t off, const WaiSettings *s)
+{
+    WaiSequenceInfo si;
+    if (wai_parse_sequence_header(p, size, &si) < 0) {
+        printf("sequence header at %" PRIu64 ": %zu bytes, CRC ok, fields invalid\n", off, size);
+        return;
+    }
+    char hex[65];
+    hex32(si.model_sha256, hex);
+    printf("sequence header at %" PRIu64 ": %u bytes, CRC ok\n", off, si.unit_size);
+    printf("  version        %u.%u\n", si.version_major, si.version_minor);
+    printf("  coded size     %ux%u\n", si.width, si.height);
+    printf("  display        %ux%u at (%u, %u)\n", si.disp_w, si.disp_h, si.disp_x, si.disp_y);
+    printf("  frame rate     %u/%u\n", si.fps_num, si.fps_den);
+    printf("  frame count    %u%s\n", si.frame_count, si.frame_count ? "" : " (unknown)");
+    printf("  colour         primaries %u, transfer %u, matrix %u, full range %u\n",
+           si.colour_primaries, si.transfer, si.matrix, si.full_range);
+    printf("  model          %s\n", hex);
+    if (si.model_size) printf("  model storage  embedded, %u bytes\n", si.model_size);
+    else printf("  model storage  external\n");
+    /* whether this decoder setup could use it: model found, limits */
+    WaiDecoder *d = NULL;
+    int r = wai_decoder_open(&d, s);
+    if (r == 0) r = wai_send_data(d, p, size);
+    printf("  decodable      %s%s%s\n", r ? "no (" : "yes", r ? (d ? wai_decoder_last_error(d) : wai_strerror(r)) : "",
+           r ? ")" : "");
+    wai_decoder_close(&d);
+}
+
+static void print_frame(const uint8_t *p, size_t size, uint64_t off, uint32_t expect)
+{
+    uint32_t index = (uint32_t)p[8] | (uint32_t)p[9] << 8 | (uint32_t)p[10] << 16 | (uint32_t)p[11] << 24;
+    printf("frame %u at %" PRIu64 ": %zu bytes, payload %zu, CRC ok", index, off, size, size - 20);
+    const uint8_t *w = p + 16;
+    if (size >= 36 && !memcmp(w, "WIH1", 4)) {
+        uint32_t v[4];
+        for (int k = 0; k < 4; k++)
+            v[k] = (uint32_t)w[4 + 4 * k] | (uint32_t)w[5 + 4 * k] << 8 |
+                   (uint32_t)w[6 + 4 * k] << 16 | (uint32_t)w[7 + 4 * k] << 24;
+        printf(", %ux%u, z %u bytes, y %u bytes", v[0], v[1], v[2], v[3]);
+    } else {
+        printf(", payload is not WIH1");
+    }
+    if (index != expect) printf(" (index out of sequence, expected %u)", expect);
+    printf("\n");
+}
+
+static void info_usage(FILE *f)
+{
+    fprintf(f,
+        "usage: wai info IN.wai [options]\n"
+        "Print the sequence header and every unit (offset, size, CRC) of a stream. Exits 1 if\n"
+        "the stream is damaged (bytes that are not a valid unit, truncation, no header first).\n"
+        "The options set the decoder used to check whether the stream is decodable:\n"
+        "%s"
+        "  -h, --help          this help\n", common_help);
+}
+
+static void flush_skip(uint64_t *skip_at, uint64_t *skip_len, unsigned *damaged)
+{
+    if (!*skip_len) return;
+    printf("damaged: %" PRIu64 " bytes at %" PRIu64 " are not a valid unit (skipped)\n",
+           *skip_len, *skip_at);
+    (*damaged)++;
+    *skip_len = 0;
+}
+
+static int cmd_info(int argc, char **argv)
+{
+    WaiSettings s;
+    wai_default_settings(&s);
+    const char *in = NULL;
+    for (int i = 0; i < argc; i++) {
+        int k = common_option(argc, argv, &i, &s);
+        if (k < 0) return EXIT_USAGE;
+        if (k) continue;
+        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+            info_usage(stdout);
+            return 0;
+        }
+        if ((argv[i][0] == '-' && argv[i][1]) || in) {
+            errmsg(NULL, "info: unexpected argument '%s' (see wai info --help)", argv[i]);
+            return EXIT_USAGE;
+        }
+        in = argv[i];
+    }
+    if (!in) {
+        info_usage(stderr);
+        return EXIT_USAGE;
+    }
+    Reader r;
+    memset(&r, 0, sizeof(r));
+    int use_stdin = !strcmp(in, "-");
+    r.f = use_stdin ? stdin : fopen(in, "rb");
+    if (!r.f) {
+        errmsg(in, "%s", strerror(errno));
+        return EXIT_SYSTEM;
+    }
+    unsigned frames = 0, headers = 0, damaged = 0, units = 0;
+    uint64_t skip_at = 0, skip_len = 0, first_type = 0;
+    int rc = 0, in_trunc = 0;
+    for (;;) {
+        WaiUnitInfo u;
+        int k = wai_find_unit(r.buf + r.pos, r.len - r.pos, INFO_MAX_UNIT, &u);
+        if (u.offset) {
+            if (!skip_len) skip_at = r.base + r.pos;
+            if (!in_trunc) skip_len += u.offset;
+            r.pos += u.offset;
+        }
+        if (k == 0) {
+            in_trunc = 0;
+            flush_skip(&skip_at, &skip_len, &damaged);
+            const uint8_t *p = r.buf + r.pos;
+            uint64_t off = r.base + r.pos;
+            if (!units++) first_type = u.type;
+            if (u.type == WAI_UNIT_SEQUENCE_HEADER) {
+                headers++;
+                print_seqhdr(p, u.size, off, &s);
+            } else {
+                print_frame(p, u.size, off, frames);
+                frames++;
+            }
+            r.pos += u.size;
+            continue;
+        }
+        size_t have = r.len - r.pos;
+        if (r.eof) {
+            if (have) {
+                /* an incomplete candidate at EOF: report it, then look past its start code */
+                flush_skip(&skip_at, &skip_len, &damaged);
+                if (u.size) printf("truncated: unit at %" PRIu64 " needs %zu bytes, %zu left\n",
+                                   r.base + r.pos, u.size, have);
+                else printf("truncated: %zu bytes at %" PRIu64 " end inside a unit header\n",
+                            have, r.base + r.pos);
+                damaged++;
+                r.pos += 1;
+                in_trunc = 1;   /* the bytes that follow belong to it, unless a unit is found */
+                continue;
+            }
+            break;
+        }
+        size_t want = u.size > have ? u.size : have + 1;
+        if (reader_fill(&r, want)) {
+            errmsg(in, "%s", r.err == WAI_ERR_IO ? strerror(errno) : "out of memory");
+            rc = EXIT_SYSTEM;
+            break;
+        }
+    }
+    flush_skip(&skip_at, &skip_len, &damaged);
+    if (!rc) {
+        printf("summary: %u sequence header%s, %u frame%s, %u damaged region%s\n", headers,
+               headers == 1 ? "" : "s", frames, frames == 1 ? "" : "s", damaged, damaged == 1 ? "" : "s");
+        if (!headers || first_type != WAI_UNIT_SEQUENCE_HEADER) {
+            errmsg(in, "the stream does not start with a sequence header");
+            rc = EXIT_INPUT;
+        } else if (damaged) {
+            rc = EXIT_INPUT;
+        }
+    }
+    free(r.buf);
+    if (!use_stdin) fclose(r.f);
+    return rc;
+}
+
+/* ---- verify ---- */
+
+typedef struct VerifyCtx {
+    struct sha256_ctx sha;
+    uint32_t w, h;
+    int size_bad;
+    uint32_t bad_w, bad_h;
+} VerifyCtx;
+
+static int on_verify(void *opaque, const WaiPicture *pic)
+{
+    VerifyCtx *c = opaque;
+    if (pic->width != c->w || pic->height != c->h) {
+        if (!c->size_bad) {
+            c->bad_w = pic->width;
+            c->bad_h = pic->height;
+        }
+        c->size_bad = 1;
+    }
+    for (uint32_t y = 0; y < pic->height; y++)
+        sha256_update(&c->sha, (size_t)pic->width * 3, pic->data + (ptrdiff_t)y * pic->stride);
+    return 0;
+}
+
+static void verify_usage(FILE *f)
+{
+    fprintf(f,
+        "usage: wai verify MANIFEST [options]\n"
+        "Decode every stream listed in MANIFEST and compare it. Each line is\n"
+        "  <file> <sha256-hex> <frames> <W>x<H>\n"
+        "(file relative to the manifest's directory; '#' comments and blank lines ignored).\n"
+        "Prints PASS or FAIL per entry and 'verify: N passed, M failed'; exits 0 only if every\n"
+        "entry passes (and there is at least one).\n"
+        "%s"
+        "  -h, --help          this help\n", common_help);
+}
+
+/* Split a manifest line into at most 5 whitespace-separated fields; returns the count. */
+static int split_fields(char *line, char **f, int max)
+{
+    int n = 0;
+    char *p = line;
+    for (;;) {
+        while (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n') p++;
+        if (!*p || *p == '#') return n;
+        if (n == max) return max + 1;
+        f[n++] = p;
+        while (*p && *p != ' ' && *p != '\t' && *p != '\r' && *p != '\n') p++;
+        if (*p) *p++ = 0;
+    }
+}
+
+static int parse_u32(const char *s, char stop, uint32_t *out, const char **end)
+{
+    uint64_t v = 0;
+    const char *p = s;
+    if (*p < '0' || *p > '9') return -1;
+    for (; *p >= '0' && *p <= '9'; p++) {
+        v = v * 10 + (uint64_t)(*p - '0');
+        if (v > UINT32_MAX) return -1;
+    }
+    if (*p != stop) return -1;
+    *out = (uint32_t)v;
+    if (end) *end = p;
+    return 0;
+}
+
+/* One manifest entry: 1 pass, 0 fail (reason printed). */
+static int verify_entry(char **fld, const char *dir, size_t dirlen, const WaiSettings *s)
+{
+    uint8_t want[32];
+    uint32_t frames, w, h;
+    const char *x;
+    int ok = strlen(fld[1]) == 64;
+    for (int i = 0; ok && i < 32; i++) {
+        unsigned v;
+        char two[3] = { fld[1][2 * i], fld[1][2 * i + 1], 0 };
+        if (sscanf(two, "%2x", &v) != 1 || !strchr("0123456789abcdefABCDEF", two[0]) ||
+            !strchr("0123456789abcdefABCDEF", two[1]))
+            ok = 0;
+        want[i] = (uint8_t)v;
+    }
+    if (!ok || parse_u32(fld[2], 0, &frames, NULL) || parse_u32(fld[3], 'x', &w, &x) ||
+        parse_u32(x + 1, 0, &h, NULL)) {
+        printf("FAIL %s: malformed entry (expected <file> <sha256-hex> <frames> <W>x<H>)\n", fld[0]);
+        return 0;
+    }
+    char path[4096];
+    if (fld[0][0] == '/' || !dirlen) snprintf(path, sizeof(path), "%s", fld[0]);
+    else snprintf(path, sizeof(path), "%.*s%s", (int)dirlen, dir, fld[0]);
+    VerifyCtx c;
+    memset(&c, 0, sizeof(c));
+    c.w = w;
+    c.h = h;
+    sha256_init(&c.sha);
+    DecodeResult res;
+    decode_file(path, s, 1, on_verify, &c, &res);
+    uint8_t got[32];
+    sha256_digest(&c.sha, sizeof(got), got);
+    if (res.err) {
+        printf("FAIL %s: %s\n", fld[0], res.msg);
+        return 0;
+    }
+    if (res.frames != frames) {
+        printf("FAIL %s: %u frames decoded, expected %u\n", fld[0], res.frames, frames);
+        return 0;
+    }
+    if (c.size_bad) {
+        printf("FAIL %s: picture size %ux%u, expected %ux%u\n", fld[0], c.bad_w, c.bad_h, w, h);
+        return 0;
+    }
+    if (memcmp(got, want, 32)) {
+        char hex[65];
+        hex32(got, hex);
+        printf("FAIL %s: SHA-256 %s, expected %s\n", fld[0], hex, fld[1]);
+        return 0;
+    }
+    printf("PASS %s\n", fld[0]);
+    return 1;
+}
+
+static int cmd_verify(int argc, char **argv)
+{
+    WaiSettings s;
+    wai_default_settings(&s);
+    const char *manifest = NULL;
+    for (int i = 0; i < argc; i++) {
+        int k = common_option(argc, argv, &i, &s);
+        if (k < 0) return EXIT_USAGE;
+        if (k) continue;
+        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+            verify_usage(stdout);
+            return 0;
+        }
+        if ((argv[i][0] == '-' && argv[i][1]) || manifest) {
+            errmsg(NULL, "verify: unexpected argument '%s' (see wai verify --help)", argv[i]);
+            return EXIT_USAGE;
+        }
+        manifest = argv[i];
+    }
+    if (!manifest) {
+        verify_usage(stderr);
+        return EXIT_USAGE;
+    }
+    FILE *f = fopen(manifest, "r");
+    if (!f) {
+        errmsg(manifest, "%s", strerror(errno));
+        return EXIT_SYSTEM;
+    }
+    /* entries are relative to the manifest's directory: keep its path up to the last '/' */
+    const char *slash = strrchr(manifest, '/');
+    size_t dirlen = slash ? (size_t)(slash - manifest) + 1 : 0;
+    unsigned pass = 0, failed = 0, lineno = 0;
+    char line[8192];
+    while (fgets(line, sizeof(line), f)) {
+        lineno++;
+        size_t len = strlen(line);
+        if (len == sizeof(line) - 1 && line[len - 1] != '\n') {
+            printf("FAIL line %u: too long\n", lineno);
+            failed++;
+            int ch;
+            while ((ch = fgetc(f)) != EOF && ch != '\n') {}
+            continue;
+        }
+        char *fld[5];
+        int n = split_fields(line, fld, 4);
+        if (!n) continue;
+        if (n != 4) {
+            printf("FAIL line %u: malformed (expected <file> <sha256-hex> <frames> <W>x<H>)\n", lineno);
+            failed++;
+            continue;
+        }
+        if (verify_entry(fld, manifest, dirlen, &s)) pass++;
+        else failed++;
+        fflush(stdout);
+    }
+    int io = ferror(f);
+    fclose(f);
+    if (io) {
+        errmsg(manifest, "read error");
+        return EXIT_SYSTEM;
+    }
+    printf("verify: %u passed, %u failed\n", pass, failed);
+    if (!pass && !failed) {
+        errmsg(manifest, "no entries");
+        return EXIT_INPUT;
+    }
+    return failed ? EXIT_INPUT : 0;
+}
+
+/* ---- main ---- */
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+        "usage: wai COMMAND [options]\n"
+        "  decode IN.wai -o OUT    decode to PNG or raw RGB24 (--sha256: conformance hash)\n"
+        "  info IN.wai             print the units of a stream\n"
+        "  verify MANIFEST         decode and check conformance vectors\n"
+        "  --version               print the library version\n"
+        "'wai COMMAND --help' describes each command. Exit codes: 0 success, 1 invalid or\n"
+        "corrupt input or a verify mismatch, 2 usage error, 3 I/O or internal error.\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return EXIT_USAGE;
+    }
+    const char *cmd = argv[1];
+    if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help") || !strcmp(cmd, "help")) {
+        usage(stdout);
+        return 0;
+    }
+    if (!strcmp(cmd, "--version")) {
+        printf("wai %s\n", wai_version_string());
+        return 0;
+    }
+    if (!strcmp(cmd, "decode")) return cmd_decode(argc - 2, argv + 2);
+    if (!strcmp(cmd, "info")) return cmd_info(argc - 2, argv + 2);
+    if (!strcmp(cmd, "verify")) return cmd_verify(argc - 2, argv + 2);
+    errmsg(NULL, "unknown command '%s'", cmd);
+    usage(stderr);
+    return EXIT_USAGE;
+}

@@ -16,6 +16,13 @@ typedef struct WaiDsp {
     void (*igdn)(const WaiLayer *l, int32_t *x, int h, int w, int y0, int y1);
     /* in place over n elements */
     void (*lrelu)(int32_t *x, size_t n, int32_t slope_q16);
+
+    /* Optional whole-graph backend (a GPU): when set, wai_run_layers() hands the layer list to
+     * it after the shape checks; it must produce the same integers as the kernels above.
+     * shape is {c, h, w}; *out is malloc'ed by the backend, as wai_run_layers() documents. */
+    int (*run_layers)(void *backend, const WaiLayer *layers, uint32_t n, const int32_t *in,
+                      const int shape[3], int32_t **out, int out_shape[3]);
+    void *backend;
 } WaiDsp;
 
 void wai_dsp_init_ref(WaiDsp *dsp);

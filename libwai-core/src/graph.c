@@ -1,3 +1,302 @@
-/* placeholder: being written */
-#include "common.h"
-typedef int wai_placeholder_graph;
+/* Running h_s and g_s (spec 4.3, 6), the scale index (7.4), the RGB8 output (8) and the
+ * memory estimate (9.2). Shapes are validated for the whole list before anything runs. */
+#include <stdlib.h>
+
+#include "graph.h"
+
+/* Largest tensor dimension accepted (an implementation limit, spec 9.2): keeps every index
+ * expression of the kernels (oy * stride + kh, ...) far inside int. */
+#define WAI_DIM_MAX (1 << 24)
+
+static int add_size(size_t a, size_t b, size_t *out)
+{
+    if (b > SIZE_MAX - a) return WAI_ERR_LIMIT;
+    *out = a + b;
+    return 0;
+}
+
+/* Elements of a (positive, bounded) shape; also guarantees that the bytes of an int32
+ * tensor of that many elements fit in size_t. */
+static int shape_elems(WaiShape s, size_t *n)
+{
+    size_t hw, chw, bytes;
+    int r;
+    if ((r = wai_mul_size((size_t)s.h, (size_t)s.w, &hw)) < 0) return r;
+    if ((r = wai_mul_size(hw, (size_t)s.c, &chw)) < 0) return r;
+    if ((r = wai_mul_size(chw, sizeof(int32_t), &bytes)) < 0) return r;
+    *n = chw;
+    return 0;
+}
+
+static int shape_eq(WaiShape a, WaiShape b) { return a.c == b.c && a.h == b.h && a.w == b.w; }
+
+/* A dimension computed per 5.2 / 5.3: must be positive (4.3), and within the limit. */
+static int check_dim(int64_t d, int *out)
+{
+    if (d < 1) return WAI_ERR_MODEL_INVALID;
+    if (d > WAI_DIM_MAX) return WAI_ERR_LIMIT;
+    *out = (int)d;
+    return 0;
+}
+
+/* Output shape of one layer for input `in` (spec 4.3, 5.2, 5.3). Besides the spec's shape
+ * rules, parameters the kernels rely on (stride >= 1, C <= 512, ...) are re-checked here:
+ * model.c validates them too, but a hand-built model must not crash a kernel. */
+static int layer_out_shape(const WaiLayer *l, WaiShape in, WaiShape *out)
+{
+    int64_t h, w;
+    int r;
+
+    switch (l->type) {
+    case WAI_LAYER_CONV:
+    case WAI_LAYER_CONVT:
+        if (l->cin != in.c || l->cout < 1 || l->kh < 1 || l->kh > 15 || l->kw < 1 ||
+            l->kw > 15 || l->stride < 1 || l->stride > 8 || l->pad < 0 || l->pad > 14 ||
+            l->out_pad < 0)
+            return WAI_ERR_MODEL_INVALID;
+        if (l->type == WAI_LAYER_CONV) {
+            if (l->out_pad) return WAI_ERR_MODEL_INVALID;
+            const int64_t nh = (int64_t)in.h + 2 * l->pad - l->kh;
+            const int64_t nw = (int64_t)in.w + 2 * l->pad - l->kw;
+            /* floor(negative / stride) + 1 <= 0: not a positive shape */
+            if (nh < 0 || nw < 0) return WAI_ERR_MODEL_INVALID;
+            h = nh / l->stride + 1;
+            w = nw / l->stride + 1;
+        } else {
+            if (l->out_pad >= l->stride) return WAI_ERR_MODEL_INVALID;
+            h = ((int64_t)in.h - 1) * l->stride - 2 * l->pad + l->kh + l->out_pad;
+            w = ((int64_t)in.w - 1) * l->stride - 2 * l->pad + l->kw + l->out_pad;
+        }
+        out->c = l->cout;
+        if ((r = check_dim(h, &out->h)) < 0 || (r = check_dim(w, &out->w)) < 0) return r;
+        return 0;
+    case WAI_LAYER_LRELU:
+        *out = in;
+        return 0;
+    case WAI_LAYER_IGDN:
+        if (l->cin != in.c || l->cin > 512 || l->gamma_shift < 0 || l->gamma_shift > 48 ||
+            (l->gamma_shift & 1))
+            return WAI_ERR_MODEL_INVALID;
+        *out = in;
+        return 0;
+    }
+    return WAI_ERR_MODEL_INVALID;
+}
+
+/* Walks a layer list from shape s: the final shape and the largest (input + output)
+ * elements over its layers (spec 9.2). */
+static int walk_shapes(const WaiLayer *layers, uint32_t n, WaiShape s, WaiShape *os,
+                       size_t *max_pair)
+{
+    size_t best = 0, ne_in, ne_out, pair;
+    int r;
+
+    if (s.c < 1 || s.h < 1 || s.w < 1) return WAI_ERR_MODEL_INVALID;
+    if (s.h > WAI_DIM_MAX || s.w > WAI_DIM_MAX) return WAI_ERR_LIMIT;
+    if ((r = shape_elems(s, &ne_in)) < 0) return r;
+    for (uint32_t k = 0; k < n; k++) {
+        WaiShape ns;
+        if ((r = layer_out_shape(&layers[k], s, &ns)) < 0) return r;
+        if ((r = shape_elems(ns, &ne_out)) < 0) return r;
+        if ((r = add_size(ne_in, ne_out, &pair)) < 0) return r;
+        if (pair > best) best = pair;
+        s = ns;
+        ne_in = ne_out;
+    }
+    *os = s;
+    *max_pair = best;
+    return 0;
+}
+
+int wai_geometry(const WaiModel *m, uint32_t width, uint32_t height, WaiGeometry *g)
+{
+    memset(g, 0, sizeof(*g));
+    if (!width || !height) return WAI_ERR_INVALID_ARG;
+    const uint32_t pm = m->pad_multiple;
+    if (!pm || !m->y_down || !m->z_down || !m->n_z || !m->n_y || m->n_z > 1024 || m->n_y > 1024)
+        return WAI_ERR_MODEL_INVALID;
+
+    const uint64_t wp = ((uint64_t)width + pm - 1) / pm * pm;
+    const uint64_t hp = ((uint64_t)height + pm - 1) / pm * pm;
+    if (wp > WAI_DIM_MAX || hp > WAI_DIM_MAX) return WAI_ERR_LIMIT;
+    if (wp % m->z_down || hp % m->z_down || wp % m->y_down || hp % m->y_down)
+        return WAI_ERR_MODEL_INVALID;
+
+    g->width = width;
+    g->height = height;
+    g->wp = (uint32_t)wp;
+    g->hp = (uint32_t)hp;
+    g->z = (WaiShape){ (int)m->n_z, (int)(hp / m->z_down), (int)(wp / m->z_down) };
+    g->y = (WaiShape){ (int)m->n_y, (int)(hp / m->y_down), (int)(wp / m->y_down) };
+
+    WaiShape hs_out, gs_out;
+    size_t pair_hs, pair_gs;
+    int r;
+    if ((r = walk_shapes(m->hs, m->n_hs, g->z, &hs_out, &pair_hs)) < 0) return r;
+    if (!shape_eq(hs_out, (WaiShape){ 2 * g->y.c, g->y.h, g->y.w })) return WAI_ERR_MODEL_INVALID;
+    if ((r = walk_shapes(m->gs, m->n_gs, g->y, &gs_out, &pair_gs)) < 0) return r;
+    if (!shape_eq(gs_out, (WaiShape){ 3, (int)hp, (int)wp }))
+        return WAI_ERR_MODEL_INVALID;
+
+    /* Spec 9.2: 4 * (pair_hs + pair_gs + hs_out) + 8 * |z| + 13 * |y| + 3 * width * height.
+     * |z|: decoded values and z_hat; |y|: values, y_hat, mean (int32) and the index (u8). */
+    size_t nz, ny, nhs, t, total = 0;
+    if ((r = shape_elems(g->z, &nz)) < 0 || (r = shape_elems(g->y, &ny)) < 0 ||
+        (r = shape_elems(hs_out, &nhs)) < 0)
+        return r;
+    if ((r = add_size(pair_hs, pair_gs, &t)) < 0 || (r = add_size(t, nhs, &t)) < 0 ||
+        (r = wai_mul_size(t, 4, &total)) < 0)
+        return r;
+    if ((r = wai_mul_size(nz, 8, &t)) < 0 || (r = add_size(total, t, &total)) < 0) return r;
+    if ((r = wai_mul_size(ny, 13, &t)) < 0 || (r = add_size(total, t, &total)) < 0) return r;
+    if ((r = wai_mul_size((size_t)width, height, &t)) < 0 || (r = wai_mul_size(t, 3, &t)) < 0 ||
+        (r = add_size(total, t, &total)) < 0)
+        return r;
+    g->work_bytes = total;
+    return 0;
+}
+
+/* One layer on the current tensor. Conv and convT write a new tensor; leaky ReLU and IGDN
+ * work in place. All rows at once: a thread pool would split [0, oh) into ranges here. */
+static void run_layer(const WaiDsp *dsp, const WaiLayer *l, const int32_t *in, WaiShape s,
+                      int32_t *out, WaiShape os, size_t n_out)
+{
+    switch (l->type) {
+    case WAI_LAYER_CONV:
+        dsp->conv(l, in, s.h, s.w, out, os.h, os.w, 0, os.h);
+        break;
+    case WAI_LAYER_CONVT:
+        dsp->convt(l, in, s.h, s.w, out, os.h, os.w, 0, os.h);
+        break;
+    case WAI_LAYER_LRELU:
+        dsp->lrelu(out, n_out, l->slope_q16);
+        break;
+    case WAI_LAYER_IGDN:
+        dsp->igdn(l, out, os.h, os.w, 0, os.h);
+        break;
+    }
+}
+
+int wai_run_layers(const WaiDsp *dsp, const WaiLayer *layers, uint32_t n, const int32_t *in,
+                   WaiShape s, int32_t **out, WaiShape *os)
+{
+    WaiShape fs;
+    size_t pair, ne;
+    int r;
+
+    *out = NULL;
+    if ((r = walk_shapes(layers, n, s, &fs, &pair)) < 0) return r;
+    if (dsp->run_layers) {
+        const int shape[3] = { s.c, s.h, s.w };
+        int o[3] = { 0, 0, 0 };
+        if ((r = dsp->run_layers(dsp->backend, layers, n, in, shape, out, o)) < 0) return r;
+        *os = (WaiShape){ o[0], o[1], o[2] };
+        if (!shape_eq(*os, fs)) { free(*out); *out = NULL; return WAI_ERR_INTERNAL; }
+        return 0;
+    }
+
+    /* Peak memory is one (input, output) pair: each output is allocated, then the input
+     * freed. The caller's input is never written: an in-place first layer copies it. */
+    const int32_t *cur = in;
+    int32_t *owned = NULL;
+    for (uint32_t k = 0; k < n; k++) {
+        const WaiLayer *l = &layers[k];
+        WaiShape ns;
+        if ((r = layer_out_shape(l, s, &ns)) < 0 || (r = shape_elems(ns, &ne)) < 0) goto fail;
+        const int in_place = l->type == WAI_LAYER_LRELU || l->type == WAI_LAYER_IGDN;
+        int32_t *dst = owned;
+        if (!in_place || !owned) {
+            if (!(dst = malloc(ne * sizeof(*dst)))) { r = WAI_ERR_NOMEM; goto fail; }
+            if (in_place) memcpy(dst, cur, ne * sizeof(*dst));
+        }
+        run_layer(dsp, l, cur, s, dst, ns, ne);
+        if (dst != owned) free(owned);
+        cur = owned = dst;
+        s = ns;
+    }
+    if (!owned) { /* an empty list: the output is a copy */
+        if ((r = shape_elems(s, &ne)) < 0) return r;
+        if (!(owned = malloc(ne * sizeof(*owned)))) return WAI_ERR_NOMEM;
+        memcpy(owned, in, ne * sizeof(*owned));
+    }
+    *out = owned;
+    *os = s;
+    return 0;
+fail:
+    free(owned);
+    return r;
+}
+
+int wai_scale_index(const WaiModel *m, int32_t scale_q12)
+{
+    /* least k in [0, n_scales - 1) with s <= threshold[k], else n_scales - 1; thresholds
+     * strictly increase, so binary search for the first threshold >= s */
+    uint32_t lo = 0, hi = m->n_scales ? m->n_scales - 1 : 0;
+    while (lo < hi) {
+        const uint32_t mid = lo + (hi - lo) / 2;
+#ifdef WAI_PLANTED_FAULT_GRAPH_SCALE_INDEX
+        if (scale_q12 < m->thresholds_q12[mid]) /* planted: s == threshold goes one up */
+#else
+        if (scale_q12 <= m->thresholds_q12[mid])
+#endif
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    return (int)lo;
+}
+
+int wai_hyper(const WaiModel *m, const WaiDsp *dsp, const WaiGeometry *g, const int32_t *z_hat,
+              uint8_t *y_index, int32_t *y_mean)
+{
+    int32_t *p;
+    WaiShape ps;
+    int r = wai_run_layers(dsp, m->hs, m->n_hs, z_hat, g->z, &p, &ps);
+    if (r < 0) return r;
+    if (!shape_eq(ps, (WaiShape){ 2 * g->y.c, g->y.h, g->y.w })) {
+        free(p);
+        return WAI_ERR_MODEL_INVALID;
+    }
+    /* spec 6: channels [0, n_y) are scales, [n_y, 2 n_y) means */
+    const size_t ny = (size_t)g->y.c * g->y.h * g->y.w;
+    for (size_t e = 0; e < ny; e++) {
+        y_index[e] = (uint8_t)wai_scale_index(m, p[e]);
+        y_mean[e] = p[ny + e];
+    }
+    free(p);
+    return 0;
+}
+
+static inline uint8_t to_rgb8(int32_t v)
+{
+    const int64_t c = ((int64_t)v * 255 + (1 << 11)) >> 12;
+    return (uint8_t)(c < 0 ? 0 : c > 255 ? 255 : c);
+}
+
+int wai_synthesis(const WaiModel *m, const WaiDsp *dsp, const WaiGeometry *g, const int32_t *y_hat,
+                  uint32_t dx, uint32_t dy, uint32_t dw, uint32_t dh, uint8_t *rgb, ptrdiff_t stride)
+{
+    if (!dw || !dh || (uint64_t)dx + dw > g->width || (uint64_t)dy + dh > g->height ||
+        stride < 0 || (uint64_t)stride < (uint64_t)dw * 3)
+        return WAI_ERR_INVALID_ARG;
+
+    int32_t *p;
+    WaiShape ps;
+    int r = wai_run_layers(dsp, m->gs, m->n_gs, y_hat, g->y, &p, &ps);
+    if (r < 0) return r;
+    if (!shape_eq(ps, (WaiShape){ 3, (int)g->hp, (int)g->wp })) {
+        free(p);
+        return WAI_ERR_MODEL_INVALID;
+    }
+    /* spec 8: the display window of the top-left width x height, interleaved */
+    const size_t plane = (size_t)g->hp * g->wp;
+    for (uint32_t row = 0; row < dh; row++) {
+        const int32_t *src = p + (size_t)(dy + row) * g->wp + dx;
+        uint8_t *dst = rgb + (ptrdiff_t)row * stride;
+        for (uint32_t col = 0; col < dw; col++)
+            for (int k = 0; k < 3; k++)
+                dst[3 * col + k] = to_rgb8(src[k * plane + col]);
+    }
+    free(p);
+    return 0;
+}

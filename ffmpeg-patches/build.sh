@@ -1,0 +1,166 @@
+#!/bin/sh
+# Build Debian 12's FFmpeg 5.1.x with the WAI patch series (a minimal shared build).
+#
+#   ffmpeg-patches/build.sh [WORKDIR]          (default: ./ffmpeg-build)
+#
+# Environment:
+#   WAI_PREFIX       where libwai-core is installed (meson install --prefix/--destdir);
+#                    its pkgconfig dirs are added to PKG_CONFIG_PATH
+#   PKG_CONFIG_PATH  used as is as well (a libwai-core build tree's meson-uninstalled/
+#                    directory works: pkg-config picks up wai-uninstalled.pc)
+#   JOBS             make -j (default 2)
+#   NO_APT=1         never call apt-get (fail if something is missing instead)
+#
+# Layout of WORKDIR: src/ (git repo: Debian source as the base commit, the series on top),
+# build/ (out-of-tree build), install/ (make install: bin/ffmpeg, bin/ffprobe, lib/),
+# env.sh (sets PATH and LD_LIBRARY_PATH), build.log. Running it again reuses all of them:
+# the source is re-patched only when the series changed, configure reruns only when its
+# arguments changed, make is incremental.
+set -eu
+
+HERE=$(cd "$(dirname "$0")" && pwd)
+WORK=${1:-$PWD/ffmpeg-build}
+JOBS=${JOBS:-2}
+mkdir -p "$WORK"
+WORK=$(cd "$WORK" && pwd)
+LOG=$WORK/build.log
+SRC=$WORK/src
+BUILD=$WORK/build
+INST=$WORK/install
+
+log() { printf '%s\n' "build.sh: $*" | tee -a "$LOG" >&2; }
+die() { log "ERROR: $*"; log "see $LOG"; exit 1; }
+run() { log "+ $*"; "$@" >>"$LOG" 2>&1 || die "failed: $*"; }
+
+: >"$LOG"
+log "work dir $WORK"
+
+SUDO=
+[ "$(id -u)" = 0 ] || SUDO=sudo
+apt_install() {
+    [ "${NO_APT:-0}" = 1 ] && die "missing: $* (NO_APT=1)"
+    run $SUDO apt-get install -y --no-install-recommends "$@"
+}
+
+# --- tools and build dependencies ----------------------------------------------------
+need=
+command -v dpkg-source >/dev/null 2>&1 || need="$need dpkg-dev"
+command -v git >/dev/null 2>&1 || need="$need git"
+command -v make >/dev/null 2>&1 || need="$need make"
+command -v cc >/dev/null 2>&1 || need="$need gcc"
+command -v pkg-config >/dev/null 2>&1 || need="$need pkg-config"
+command -v nasm >/dev/null 2>&1 || need="$need nasm"
+[ -f /usr/include/zlib.h ] || need="$need zlib1g-dev"
+if [ -n "$need" ]; then
+    [ "${NO_APT:-0}" = 1 ] || run $SUDO apt-get update
+    # shellcheck disable=SC2086
+    apt_install $need
+fi
+
+# --- source --------------------------------------------------------------------------
+have_deb_src() {
+    grep -rqsE '^Types:.*deb-src' /etc/apt/sources.list.d/ 2>/dev/null ||
+        grep -qsE '^deb-src' /etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null
+}
+
+if [ ! -d "$SRC/.git" ]; then
+    rm -rf "$SRC" "$WORK/fetch"
+    mkdir -p "$WORK/fetch"
+    if ! have_deb_src; then
+        [ "${NO_APT:-0}" = 1 ] && die "no deb-src entry in apt sources"
+        [ -f /etc/apt/sources.list.d/debian.sources ] || die "no deb-src entry and no debian.sources to copy"
+        log "adding /etc/apt/sources.list.d/debian-src.sources (deb-src)"
+        sed 's/^Types:.*/Types: deb-src/' /etc/apt/sources.list.d/debian.sources |
+            $SUDO tee /etc/apt/sources.list.d/debian-src.sources >/dev/null
+        run $SUDO apt-get update
+    fi
+    log "fetching the Debian source (apt-get source ffmpeg)"
+    (cd "$WORK/fetch" && apt-get source ffmpeg) >>"$LOG" 2>&1 || die "apt-get source ffmpeg failed"
+    dir=$(find "$WORK/fetch" -maxdepth 1 -type d -name 'ffmpeg-5.1*' | head -n 1)
+    [ -n "$dir" ] || die "apt-get source gave no ffmpeg-5.1.x tree"
+    mv "$dir" "$SRC"
+    (
+        cd "$SRC"
+        git init -q
+        echo .pc >>.git/info/exclude
+        git add -A
+        git -c user.name=debian -c user.email=debian@localhost commit -q \
+            -m "Debian ffmpeg $(dpkg-parsechangelog -S Version 2>/dev/null || echo 5.1.x) (apt-get source)"
+        git tag debian-base
+    ) >>"$LOG" 2>&1 || die "creating the git repo failed"
+fi
+
+# Apply the series unless exactly this series is applied already.
+series_id=$(cat "$HERE"/00*.patch | sha256sum | cut -d' ' -f1)
+if [ "$(cat "$SRC/.wai-series" 2>/dev/null || true)" != "$series_id" ]; then
+    log "applying $(ls "$HERE"/00*.patch | wc -l) patches"
+    (
+        cd "$SRC"
+        git am --abort >/dev/null 2>&1 || true
+        git reset -q --hard debian-base
+        git clean -qfdx -e .pc
+        git -c user.name=wai -c user.email=wai@localhost am -q "$HERE"/00*.patch
+    ) >>"$LOG" 2>&1 || die "git am failed"
+    echo "$series_id" >"$SRC/.wai-series"
+    rm -f "$BUILD/.configure-args"   # force configure
+fi
+
+# --- configure -------------------------------------------------------------------------
+if [ -n "${WAI_PREFIX:-}" ]; then
+    for d in "$WAI_PREFIX"/lib/*/pkgconfig "$WAI_PREFIX"/lib/pkgconfig "$WAI_PREFIX"/lib64/pkgconfig; do
+        [ -d "$d" ] && PKG_CONFIG_PATH=$d${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}
+    done
+fi
+export PKG_CONFIG_PATH=${PKG_CONFIG_PATH:-}
+pkg-config --exists wai || die "pkg-config cannot find wai (libwai-core): set WAI_PREFIX or PKG_CONFIG_PATH"
+WAI_LIBDIR=$(pkg-config --variable=libdir wai)
+log "libwai $(pkg-config --modversion wai) from $(pkg-config --variable=pcfiledir wai)"
+
+ASM=
+command -v nasm >/dev/null 2>&1 || ASM=--disable-x86asm
+
+set -- \
+    --prefix="$INST" \
+    --extra-version=0+deb12u1 \
+    --enable-gpl \
+    --enable-shared --disable-static \
+    --enable-rpath \
+    --extra-ldflags="-Wl,-rpath,$WAI_LIBDIR" \
+    --disable-doc --disable-ffplay \
+    --disable-autodetect \
+    --disable-everything \
+    --enable-pthreads --enable-zlib $ASM \
+    --enable-libwai \
+    --enable-decoder=libwai,png,rawvideo \
+    --enable-parser=wai \
+    --enable-demuxer=wai,matroska,image2,rawvideo \
+    --enable-muxer=matroska,rawvideo,image2,framecrc,framemd5,null \
+    --enable-encoder=png,rawvideo,wrapped_avframe \
+    --enable-protocol=file,pipe \
+    --enable-filter=scale,format,null
+
+mkdir -p "$BUILD"
+args="$* PKG_CONFIG_PATH=$PKG_CONFIG_PATH"
+if [ "$(cat "$BUILD/.configure-args" 2>/dev/null || true)" != "$args" ] || [ ! -f "$BUILD/config.h" ]; then
+    log "configuring"
+    (cd "$BUILD" && "$SRC/configure" "$@") >>"$LOG" 2>&1 || {
+        tail -n 20 "$BUILD/ffbuild/config.log" >>"$LOG" 2>/dev/null || true
+        die "configure failed"
+    }
+    printf '%s' "$args" >"$BUILD/.configure-args"
+fi
+cat "$BUILD"/config*.h | grep -q '^#define CONFIG_LIBWAI_DECODER 1' || die "libwai decoder not enabled"
+
+# --- build and install -------------------------------------------------------------------
+log "make -j$JOBS"
+run make -C "$BUILD" -j"$JOBS"
+run make -C "$BUILD" install
+
+cat >"$WORK/env.sh" <<EOF
+# source this: the patched FFmpeg first in PATH and the library path
+export PATH="$INST/bin:\$PATH"
+export LD_LIBRARY_PATH="$INST/lib:$WAI_LIBDIR\${LD_LIBRARY_PATH:+:\$LD_LIBRARY_PATH}"
+EOF
+
+"$INST/bin/ffmpeg" -hide_banner -decoders 2>/dev/null | grep -q libwai || die "built ffmpeg has no libwai decoder"
+log "done: $INST/bin/ffmpeg, $INST/bin/ffprobe, libs in $INST/lib; source $WORK/env.sh"

@@ -1,0 +1,235 @@
+#!/bin/sh
+# End-to-end tests of the FFmpeg WAI patch series (ffmpeg-patches/) on the conformance vectors.
+#
+#   tests/ffmpeg/run.sh
+#
+# Builds libwai-core (meson, into a prefix), builds the patched FFmpeg with
+# ffmpeg-patches/build.sh, then for every vector of vectors/manifest.txt
+# (lines "<file> <sha256 of decoded RGB24> <frames> <W>x<H>") checks:
+#   decode    ffmpeg -i V -f rawvideo -pix_fmt rgb24 -  has the pinned SHA-256 and size
+#   pipe      the same from a pipe (probe without a file name, no index)
+#   probe     ffprobe: codec wai, width, height, frame rate (from the header), nb_frames
+#   png       single-frame vectors: ffmpeg -i V a.png, and the PNG decodes to the pinned hash
+#   mkv       -c copy to Matroska and back decodes to the pinned hash
+#   seek      vectors of 3+ frames: -ss 1.5 frame durations gives the frames from #2 on
+#   corrupt   damaged header / payload / truncation: an error exit (1..127), never a crash
+# then the FATE tests (make fate-libwai) and, if built, the parser test.
+# Prints "ffmpeg: N passed, M failed"; exits 1 on any failure.
+#
+# Environment (all optional):
+#   WAI_BUILD     meson build dir of libwai-core   (default /tmp/build-ffmpeg)
+#   WAI_PREFIX    where libwai-core is installed    (default /tmp/build-ffmpeg-prefix)
+#   FFMPEG_WORK   ffmpeg-patches/build.sh work dir  (default /tmp/build-ffmpeg-ff)
+#   VECTORS       directory with manifest.txt       (default <repo>/vectors)
+#   SKIP_BUILD=1  use the existing builds as they are
+#   KEEP=1        keep the temporary directory
+set -u
+
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+WAI_BUILD=${WAI_BUILD:-/tmp/build-ffmpeg}
+WAI_PREFIX=${WAI_PREFIX:-/tmp/build-ffmpeg-prefix}
+FFMPEG_WORK=${FFMPEG_WORK:-/tmp/build-ffmpeg-ff}
+VECTORS=${VECTORS:-$ROOT/vectors}
+TMP=$(mktemp -d /tmp/wai-ffmpeg-test.XXXXXX)
+[ "${KEEP:-0}" = 1 ] || trap 'rm -rf "$TMP"' EXIT
+
+pass=0; fail=0
+ok()  { pass=$((pass + 1)); echo "PASS $*"; }
+bad() { fail=$((fail + 1)); echo "FAIL $*"; }
+finish() {
+    echo "ffmpeg: $pass passed, $fail failed"
+    [ "$fail" -eq 0 ] && exit 0
+    exit 1
+}
+
+# --- builds ------------------------------------------------------------------------
+build_libwai() {
+    [ -f "$WAI_BUILD/build.ninja" ] ||
+        meson setup "$WAI_BUILD" "$ROOT" --prefix="$WAI_PREFIX" -Dgstreamer=disabled \
+            >"$TMP/meson-setup.log" 2>&1 || { cat "$TMP/meson-setup.log"; return 1; }
+    meson configure "$WAI_BUILD" -Dprefix="$WAI_PREFIX" >/dev/null 2>&1
+    # The whole project, installed; if some other part does not build yet, only the
+    # library and the models, with a hand-written wai.pc (the same contents).
+    if ninja -C "$WAI_BUILD" -j2 >"$TMP/ninja.log" 2>&1 &&
+       meson install -C "$WAI_BUILD" --no-rebuild >"$TMP/install.log" 2>&1; then
+        return 0
+    fi
+    echo "note: full libwai-core build/install failed; installing only the library" >&2
+    tail -n 5 "$TMP/ninja.log" >&2
+    ninja -C "$WAI_BUILD" -j2 libwai-core/libwai.so tools/wai-tiny-n64m96.whm \
+        >"$TMP/ninja-lib.log" 2>&1 || { tail -n 30 "$TMP/ninja-lib.log"; return 1; }
+    lib="$WAI_PREFIX/lib"
+    mkdir -p "$lib/pkgconfig" "$WAI_PREFIX/include/wai" "$WAI_PREFIX/share/wai/models"
+    cp -P "$WAI_BUILD"/libwai-core/libwai.so* "$lib/"
+    cp "$ROOT/libwai-core/include/wai/wai.h" "$WAI_BUILD/libwai-core/include/wai/version.h" \
+        "$WAI_PREFIX/include/wai/"
+    cp "$WAI_BUILD"/tools/*.whm "$WAI_PREFIX/share/wai/models/" 2>/dev/null
+    cat >"$lib/pkgconfig/wai.pc" <<EOF
+prefix=$WAI_PREFIX
+includedir=\${prefix}/include
+libdir=\${prefix}/lib
+
+Name: wai
+Description: WAI integer-exact learned image/video decoder
+Version: $(sed -n "s/^ *version *: *'\([^']*\)'.*/\1/p" "$ROOT/meson.build" | head -n 1)
+Libs: -L\${libdir} -lwai
+Cflags: -I\${includedir}
+EOF
+}
+
+if [ "${SKIP_BUILD:-0}" != 1 ]; then
+    echo "== building libwai-core into $WAI_PREFIX"
+    build_libwai || { bad "build libwai-core"; finish; }
+    echo "== building FFmpeg in $FFMPEG_WORK (log: $FFMPEG_WORK/build.log)"
+    WAI_PREFIX=$WAI_PREFIX "$ROOT/ffmpeg-patches/build.sh" "$FFMPEG_WORK" ||
+        { bad "build ffmpeg"; finish; }
+fi
+[ -f "$FFMPEG_WORK/env.sh" ] || { bad "no FFmpeg build in $FFMPEG_WORK"; finish; }
+. "$FFMPEG_WORK/env.sh"
+FF="$FFMPEG_WORK/install/bin/ffmpeg -nostdin -hide_banner -v error"
+FP="$FFMPEG_WORK/install/bin/ffprobe -hide_banner -v error"
+
+# Models: the installed model directory and the build tree's (for vectors without an
+# embedded model).
+WAI_MODEL_PATH="$WAI_PREFIX/share/wai/models:$WAI_BUILD/tools${WAI_MODEL_PATH:+:$WAI_MODEL_PATH}"
+export WAI_MODEL_PATH
+
+# --- vectors ---------------------------------------------------------------------------
+MANIFEST=$VECTORS/manifest.txt
+if [ ! -f "$MANIFEST" ]; then
+    # Not committed yet: generate them with the project's generator, if it builds.
+    if ninja -C "$WAI_BUILD" -j2 tools/wai-mkvectors tools/wai-tiny-n64m96.whm >"$TMP/mkv.log" 2>&1 &&
+       "$WAI_BUILD/tools/wai-mkvectors" --model "$WAI_BUILD/tools/wai-tiny-n64m96.whm" \
+           --out-dir "$TMP/vectors" --manifest "$TMP/vectors/manifest.txt" >>"$TMP/mkv.log" 2>&1; then
+        echo "note: no $MANIFEST; using vectors generated by wai-mkvectors"
+        VECTORS=$TMP/vectors; MANIFEST=$VECTORS/manifest.txt
+    else
+        bad "no vectors ($MANIFEST) and wai-mkvectors failed"; finish
+    fi
+fi
+
+sha() { sha256sum | cut -d' ' -f1; }
+u32() { od -An -tu4 -j "$2" -N4 "$1" | tr -d ' '; }   # little-endian u32 at an offset
+gcd() { a=$1; b=$2; while [ "$b" -ne 0 ]; do t=$((a % b)); a=$b; b=$t; done; echo "$a"; }
+# rc of a command that must fail cleanly: nonzero, and not killed by a signal
+clean_fail() { [ "$1" -ne 0 ] && [ "$1" -lt 128 ]; }
+damage() {   # damage FILE OFFSET OUT: copy with one byte inverted
+    cp "$1" "$3"
+    b=$(od -An -tu1 -j "$2" -N1 "$1" | tr -d ' ')
+    printf "$(printf '\\%03o' $((b ^ 255)))" | dd of="$3" bs=1 seek="$2" conv=notrunc 2>/dev/null
+}
+
+while read -r file hash frames dims rest; do
+    case "$file" in ''|'#'*) continue ;; esac
+    v=$VECTORS/$file
+    n=${file%.wai}
+    w=${dims%x*}; h=${dims#*x}
+    fsize=$((w * h * 3))
+    [ -f "$v" ] || { bad "$n: missing $v"; continue; }
+
+    # decode
+    $FF -i "$v" -f rawvideo -pix_fmt rgb24 - >"$TMP/$n.rgb" 2>"$TMP/$n.err"
+    rc=$?
+    got=$(sha <"$TMP/$n.rgb"); size=$(wc -c <"$TMP/$n.rgb")
+    if [ $rc -eq 0 ] && [ "$got" = "$hash" ] && [ "$size" -eq $((frames * fsize)) ]; then
+        ok "$n decode ($frames frames, sha256 matches)"
+    else
+        bad "$n decode: rc=$rc bytes=$size (want $((frames * fsize))) sha256=$got want $hash; $(head -c 300 "$TMP/$n.err")"
+    fi
+
+    # the same from a pipe
+    got=$(cat "$v" | $FF -i - -f rawvideo -pix_fmt rgb24 - 2>"$TMP/$n.err" | sha)
+    [ "$got" = "$hash" ] && ok "$n pipe" || bad "$n pipe: sha256=$got; $(head -c 300 "$TMP/$n.err")"
+
+    # probe
+    fnum=$(u32 "$v" 36); fden=$(u32 "$v" 40); g=$(gcd "$fnum" "$fden")
+    want="codec_name=wai width=$w height=$h r_frame_rate=$((fnum / g))/$((fden / g)) nb_frames=$frames"
+    got=$($FP -show_entries stream=codec_name,width,height,r_frame_rate,nb_frames \
+          -of default=nw=1 "$v" 2>&1 | tr '\n' ' ' | sed 's/ $//')
+    # ffprobe prints in its own order: compare as sets
+    if [ "$(echo "$got" | tr ' ' '\n' | sort)" = "$(echo "$want" | tr ' ' '\n' | sort)" ]; then
+        ok "$n probe ($want)"
+    else
+        bad "$n probe: got '$got', want '$want'"
+    fi
+
+    # png
+    if [ "$frames" -eq 1 ]; then
+        rm -f "$TMP/$n.png"
+        if $FF -i "$v" "$TMP/$n.png" 2>"$TMP/$n.err" && [ -s "$TMP/$n.png" ]; then
+            got=$($FF -i "$TMP/$n.png" -f rawvideo -pix_fmt rgb24 - 2>/dev/null | sha)
+            [ "$got" = "$hash" ] && ok "$n png" || bad "$n png: decodes to $got"
+        else
+            bad "$n png: $(head -c 300 "$TMP/$n.err")"
+        fi
+    fi
+
+    # Matroska round trip
+    rm -f "$TMP/$n.mkv"
+    if $FF -i "$v" -c copy "$TMP/$n.mkv" 2>"$TMP/$n.err"; then
+        got=$($FF -i "$TMP/$n.mkv" -f rawvideo -pix_fmt rgb24 - 2>"$TMP/$n.err" | sha)
+        c=$($FP -show_entries stream=codec_name -of default=nw=1:nk=1 "$TMP/$n.mkv" 2>/dev/null)
+        [ "$got" = "$hash" ] && [ "$c" = wai ] && ok "$n mkv" ||
+            bad "$n mkv: codec '$c', decodes to $got; $(head -c 300 "$TMP/$n.err")"
+    else
+        bad "$n mkv: -c copy failed: $(head -c 300 "$TMP/$n.err")"
+    fi
+
+    # seek (uses the demuxer's index)
+    if [ "$frames" -ge 3 ]; then
+        ss=$(awk -v n="$fnum" -v d="$fden" 'BEGIN { printf "%.6f", 1.5 * d / n }')
+        want=$(tail -c $(((frames - 2) * fsize)) "$TMP/$n.rgb" | sha)
+        got=$($FF -ss "$ss" -i "$v" -f rawvideo -pix_fmt rgb24 - 2>"$TMP/$n.err" | sha)
+        [ "$got" = "$want" ] && ok "$n seek (-ss $ss: frames 2..)" || bad "$n seek: $(head -c 300 "$TMP/$n.err")"
+    fi
+
+    # damaged streams: clean error exits
+    hdr=$(u32 "$v" 8)
+    damage "$v" 16 "$TMP/bad-hdr.wai"                  # height byte: header CRC fails
+    $FF -i "$TMP/bad-hdr.wai" -f null - >/dev/null 2>&1; rc=$?
+    clean_fail $rc && ok "$n damaged header (rc=$rc)" || bad "$n damaged header: rc=$rc"
+
+    damage "$v" $((hdr + 40)) "$TMP/bad-pay.wai"       # inside frame 0's payload
+    $FF -i "$TMP/bad-pay.wai" -f null - >/dev/null 2>&1; rc1=$?
+    $FF -xerror -i "$TMP/bad-pay.wai" -f null - >/dev/null 2>&1; rc2=$?
+    [ $rc1 -lt 128 ] && clean_fail $rc2 && ok "$n damaged payload (rc=$rc1, -xerror rc=$rc2)" ||
+        bad "$n damaged payload: rc=$rc1, -xerror rc=$rc2"
+
+    total=$(wc -c <"$v")
+    head -c $((total - 7)) "$v" >"$TMP/trunc.wai"      # last frame cut short
+    $FF -xerror -i "$TMP/trunc.wai" -f null - >/dev/null 2>&1; rc=$?
+    clean_fail $rc && ok "$n truncated (-xerror rc=$rc)" || bad "$n truncated: rc=$rc"
+done <"$MANIFEST"
+
+# Random garbage and an empty file
+head -c 4096 /dev/urandom >"$TMP/garbage.wai"
+$FF -f wai -i "$TMP/garbage.wai" -f null - >/dev/null 2>&1; rc=$?
+clean_fail $rc && ok "garbage (rc=$rc)" || bad "garbage: rc=$rc"
+: >"$TMP/empty.wai"
+$FF -i "$TMP/empty.wai" -f null - >/dev/null 2>&1; rc=$?
+clean_fail $rc && ok "empty file (rc=$rc)" || bad "empty file: rc=$rc"
+
+# --- parser ------------------------------------------------------------------------------
+PT=$FFMPEG_WORK/wai-parser-test
+if cc -O1 -o "$PT" "$ROOT/tests/ffmpeg/parser_test.c" \
+      -I"$FFMPEG_WORK/install/include" -L"$FFMPEG_WORK/install/lib" \
+      -Wl,-rpath,"$FFMPEG_WORK/install/lib" -lavcodec -lavutil 2>"$TMP/pt.err"; then
+    while read -r file hash frames dims rest; do
+        case "$file" in ''|'#'*) continue ;; esac
+        out=$("$PT" "$VECTORS/$file" "$frames" 2>&1) && ok "${file%.wai} parser ($out)" ||
+            bad "${file%.wai} parser: $out"
+    done <"$MANIFEST"
+else
+    bad "parser test does not build: $(head -c 300 "$TMP/pt.err")"
+fi
+
+# --- FATE --------------------------------------------------------------------------------
+mkdir -p "$TMP/samples"
+ln -s "$VECTORS" "$TMP/samples/wai"
+if make -C "$FFMPEG_WORK/build" fate-libwai SAMPLES="$TMP/samples" >"$TMP/fate.log" 2>&1; then
+    ok "fate-libwai ($(grep -c '^TEST' "$TMP/fate.log") tests)"
+else
+    bad "fate-libwai: $(grep -v '^make' "$TMP/fate.log" | tail -n 15)"
+fi
+
+finish

@@ -1,0 +1,347 @@
+/* Graph execution (spec 3, 4.3, 6, 7.4, 8, 9.2) on small models built in memory. */
+#include <string.h>
+
+#include "graph.h"
+#include "testutil.h"
+
+static WaiDsp dsp;
+
+static WaiLayer conv(int type, int cin, int cout, int k, int stride, int pad, int out_pad)
+{
+    WaiLayer l;
+    memset(&l, 0, sizeof(l));
+    l.type = type;
+    l.cin = cin; l.cout = cout; l.kh = l.kw = k;
+    l.stride = stride; l.pad = pad; l.out_pad = out_pad;
+    return l;
+}
+
+static WaiLayer act(int type, int c)
+{
+    WaiLayer l;
+    memset(&l, 0, sizeof(l));
+    l.type = type;
+    l.cin = l.cout = c;
+    l.gamma_shift = 8;
+    return l;
+}
+
+/* The shape of the real topologies at toy widths: z at 1/64, y at 1/16.
+ * h_s: convT 2->5 s2, lrelu, convT 5->5 s2, lrelu, conv3 5->8 (= 2 n_y)
+ * g_s: 4 x (convT s2 k5 p2 op1) with IGDN between: 4 -> 6 -> 6 -> 6 -> 3 */
+static WaiLayer hs[5], gs[7];
+static WaiModel geo;
+
+static void build_geo(void)
+{
+    hs[0] = conv(WAI_LAYER_CONVT, 2, 5, 5, 2, 2, 1);
+    hs[1] = act(WAI_LAYER_LRELU, 5);
+    hs[2] = conv(WAI_LAYER_CONVT, 5, 5, 5, 2, 2, 1);
+    hs[3] = act(WAI_LAYER_LRELU, 5);
+    hs[4] = conv(WAI_LAYER_CONV, 5, 8, 3, 1, 1, 0);
+    gs[0] = conv(WAI_LAYER_CONVT, 4, 6, 5, 2, 2, 1);
+    gs[1] = act(WAI_LAYER_IGDN, 6);
+    gs[2] = conv(WAI_LAYER_CONVT, 6, 6, 5, 2, 2, 1);
+    gs[3] = act(WAI_LAYER_IGDN, 6);
+    gs[4] = conv(WAI_LAYER_CONVT, 6, 6, 5, 2, 2, 1);
+    gs[5] = act(WAI_LAYER_IGDN, 6);
+    gs[6] = conv(WAI_LAYER_CONVT, 6, 3, 5, 2, 2, 1);
+    memset(&geo, 0, sizeof(geo));
+    geo.n_z = 2; geo.n_y = 4;
+    geo.pad_multiple = 64; geo.y_down = 16; geo.z_down = 64;
+    geo.n_hs = 5; geo.n_gs = 7;
+    geo.hs = hs; geo.gs = gs;
+}
+
+static void check_geo(uint32_t w, uint32_t h, uint32_t wp, uint32_t hp, int zw, int yw,
+                      size_t work)
+{
+    WaiGeometry g;
+    CHECK_EQ(wai_geometry(&geo, w, h, &g), 0);
+    CHECK_EQ(g.width, w);
+    CHECK_EQ(g.height, h);
+    CHECK_EQ(g.wp, wp);
+    CHECK_EQ(g.hp, hp);
+    CHECK_EQ(g.z.c, 2);
+    CHECK_EQ(g.z.h, (int)hp / 64);
+    CHECK_EQ(g.z.w, zw);
+    CHECK_EQ(g.y.c, 4);
+    CHECK_EQ(g.y.h, (int)hp / 16);
+    CHECK_EQ(g.y.w, yw);
+    CHECK_EQ(g.work_bytes, work);
+}
+
+static void test_geometry(void)
+{
+    build_geo();
+    /* 1x1: Wp = Hp = 64, z 2x1x1, y 4x4x4.
+     * h_s tensors: 2, 5x2x2 = 20, 20, 5x4x4 = 80, 80, 8x4x4 = 128: largest pair 80 + 128 = 208
+     * g_s tensors: 64, 6x8x8 = 384, 384, 1536, 1536, 6144, 6144, 3x64x64 = 12288:
+     *   largest pair 6144 + 12288 = 18432
+     * 4 * (208 + 18432 + 128 (h_s out)) + 8 * 2 (z) + 13 * 64 (y) + 3 (RGB) = 75923 */
+    check_geo(1, 1, 64, 64, 1, 4, 75923);
+    /* 64x64: the same latents; RGB 64*64*3 = 12288: 75920 + 12288 = 88208 */
+    check_geo(64, 64, 64, 64, 1, 4, 88208);
+    /* 65x1: Wp 128: every tensor twice as wide: 4 * (416 + 36864 + 256) + 8*4 + 13*128 + 195
+     * = 150144 + 32 + 1664 + 195 = 152035 */
+    check_geo(65, 1, 128, 64, 2, 8, 152035);
+    /* 1000x8: Wp = 16 * 64 = 1024, 16 times 1x1's latents:
+     * 4 * (3328 + 294912 + 2048) + 8*32 + 13*1024 + 24000 = 1201152 + 256 + 13312 + 24000 */
+    check_geo(1000, 8, 1024, 64, 16, 64, 1238720);
+
+    WaiGeometry g;
+    CHECK_EQ(wai_geometry(&geo, 0, 5, &g), WAI_ERR_INVALID_ARG);
+    CHECK_EQ(wai_geometry(&geo, 5, 0, &g), WAI_ERR_INVALID_ARG);
+    CHECK_EQ(wai_geometry(&geo, UINT32_MAX, 1, &g), WAI_ERR_LIMIT);
+    CHECK_EQ(wai_geometry(&geo, 1, UINT32_MAX, &g), WAI_ERR_LIMIT);
+
+    /* z_down must divide the padded size */
+    geo.pad_multiple = 32;
+    CHECK_EQ(wai_geometry(&geo, 1, 1, &g), WAI_ERR_MODEL_INVALID);
+    geo.pad_multiple = 0;
+    CHECK_EQ(wai_geometry(&geo, 1, 1, &g), WAI_ERR_MODEL_INVALID);
+    geo.pad_multiple = 64;
+}
+
+/* Each broken variant of the geometry model must give MODEL_INVALID (or LIMIT). */
+static void test_graph_checks(void)
+{
+    WaiGeometry g;
+    WaiLayer save;
+
+    build_geo();
+    CHECK_EQ(wai_geometry(&geo, 100, 100, &g), 0);
+
+#define BREAK(arr, i, stmt, err) do { save = arr[i]; stmt; \
+        CHECK_EQ(wai_geometry(&geo, 100, 100, &g), err); arr[i] = save; } while (0)
+    BREAK(hs, 2, hs[2].cin = 4, WAI_ERR_MODEL_INVALID);           /* wrong cin */
+    BREAK(hs, 0, hs[0].cin = 3, WAI_ERR_MODEL_INVALID);           /* cin != n_z */
+    BREAK(hs, 4, hs[4].out_pad = 1, WAI_ERR_MODEL_INVALID);       /* conv out_pad */
+    BREAK(hs, 0, hs[0].out_pad = 2, WAI_ERR_MODEL_INVALID);       /* out_pad >= stride */
+    BREAK(hs, 4, hs[4].cout = 7, WAI_ERR_MODEL_INVALID);          /* h_s not 2 n_y channels */
+    BREAK(hs, 4, hs[4].stride = 2, WAI_ERR_MODEL_INVALID);        /* h_s wrong size */
+    BREAK(hs, 1, hs[1].type = 9, WAI_ERR_MODEL_INVALID);          /* unknown layer type */
+    BREAK(gs, 1, gs[1].cin = 5, WAI_ERR_MODEL_INVALID);           /* IGDN channels */
+    BREAK(gs, 6, gs[6].cout = 4, WAI_ERR_MODEL_INVALID);          /* g_s not 3 channels */
+    BREAK(gs, 6, gs[6].out_pad = 0, WAI_ERR_MODEL_INVALID);       /* g_s not Hp x Wp */
+    BREAK(gs, 0, gs[0].stride = 0, WAI_ERR_MODEL_INVALID);        /* kernels need stride >= 1 */
+    /* conv k7 p0 on the 1/64 z of 100x100 (2x2): (2 - 7)/1 + 1 <= 0 */
+    BREAK(hs, 0, (hs[0] = conv(WAI_LAYER_CONV, 2, 5, 7, 1, 0, 0)), WAI_ERR_MODEL_INVALID);
+    /* a g_s that grows by 8 per layer: the tensors pass the dimension limit */
+    {
+        WaiLayer big[12];
+        for (int k = 0; k < 12; k++) big[k] = conv(WAI_LAYER_CONVT, 4, 4, 8, 8, 0, 0);
+        WaiLayer *sv = geo.gs;
+        uint32_t sn = geo.n_gs;
+        geo.gs = big;
+        geo.n_gs = 12;
+        CHECK_EQ(wai_geometry(&geo, 100, 100, &g), WAI_ERR_LIMIT);
+        geo.gs = sv;
+        geo.n_gs = sn;
+    }
+#undef BREAK
+    CHECK_EQ(wai_geometry(&geo, 100, 100, &g), 0);
+
+    /* run_layers makes the same checks before running anything */
+    int32_t z[2 * 2 * 2] = { 0 }, dummy = 0, *out = &dummy;
+    WaiShape os;
+    hs[2].cin = 4;
+    CHECK_EQ(wai_run_layers(&dsp, hs, 5, z, (WaiShape){ 2, 2, 2 }, &out, &os), WAI_ERR_MODEL_INVALID);
+    CHECK(out == NULL);
+    hs[2].cin = 5;
+    CHECK_EQ(wai_run_layers(&dsp, hs, 5, z, (WaiShape){ 3, 2, 2 }, &out, &os), WAI_ERR_MODEL_INVALID);
+}
+
+static void test_run_layers(void)
+{
+    /* conv 1x1 1->2 (w 1 and -1) then ReLU: x = [5, -3, 0] -> [5, 0, 0] and [0, 3, 0] */
+    int16_t w[2] = { 1, -1 };
+    uint8_t sh[2] = { 0, 0 };
+    int64_t b[2] = { 0, 0 };
+    WaiLayer l[2];
+    l[0] = conv(WAI_LAYER_CONV, 1, 2, 1, 1, 0, 0);
+    l[0].weight = w; l[0].shift = sh; l[0].bias = b;
+    l[1] = act(WAI_LAYER_LRELU, 2);
+    l[1].slope_q16 = 0;
+    const int32_t x[3] = { 5, -3, 0 };
+    int32_t *y;
+    WaiShape os;
+    CHECK_EQ(wai_run_layers(&dsp, l, 2, x, (WaiShape){ 1, 1, 3 }, &y, &os), 0);
+    CHECK(os.c == 2 && os.h == 1 && os.w == 3);
+    static const int32_t e[6] = { 5, 0, 0, 0, 3, 0 };
+    for (int k = 0; k < 6; k++) CHECK_EQ(y[k], e[k]);
+    free(y);
+
+    /* an in-place first layer must not write the caller's input */
+    int32_t xi[2] = { -4, 4 };
+    l[1].slope_q16 = 32768;
+    CHECK_EQ(wai_run_layers(&dsp, &l[1], 1, xi, (WaiShape){ 2, 1, 1 }, &y, &os), 0);
+    CHECK_EQ(y[0], -2);
+    CHECK_EQ(y[1], 4);
+    CHECK_EQ(xi[0], -4);
+    free(y);
+
+    /* no layers: a copy */
+    CHECK_EQ(wai_run_layers(&dsp, l, 0, xi, (WaiShape){ 1, 1, 2 }, &y, &os), 0);
+    CHECK(y != xi && y[0] == -4 && y[1] == 4 && os.c == 1 && os.w == 2);
+    free(y);
+}
+
+static int32_t thr[3] = { 100, 200, 300 };
+
+static void test_scale_index(void)
+{
+    WaiModel m;
+    memset(&m, 0, sizeof(m));
+    m.n_scales = 4;
+    m.thresholds_q12 = thr;
+    CHECK_EQ(wai_scale_index(&m, INT32_MIN), 0);
+    CHECK_EQ(wai_scale_index(&m, -5), 0);     /* below the first */
+    CHECK_EQ(wai_scale_index(&m, 99), 0);
+    CHECK_EQ(wai_scale_index(&m, 100), 0);    /* s == threshold: that index */
+    CHECK_EQ(wai_scale_index(&m, 101), 1);    /* just above */
+    CHECK_EQ(wai_scale_index(&m, 200), 1);
+    CHECK_EQ(wai_scale_index(&m, 201), 2);
+    CHECK_EQ(wai_scale_index(&m, 300), 2);
+    CHECK_EQ(wai_scale_index(&m, 301), 3);    /* above the last: n_scales - 1 */
+    CHECK_EQ(wai_scale_index(&m, INT32_MAX), 3);
+    m.n_scales = 1;                            /* no thresholds at all */
+    CHECK_EQ(wai_scale_index(&m, 0), 0);
+    CHECK_EQ(wai_scale_index(&m, INT32_MAX), 0);
+
+    /* against a linear search of 7.4 over random tables of every size */
+    uint64_t s = 3;
+    int32_t t[255];
+    int bad = 0;
+    for (int trial = 0; trial < 300; trial++) {
+        m.n_scales = (uint32_t)tu_range(&s, 1, 256);
+        int32_t v = (int32_t)tu_range(&s, -1000, 0);
+        for (uint32_t k = 0; k + 1 < m.n_scales; k++) t[k] = v += (int32_t)tu_range(&s, 1, 50);
+        m.thresholds_q12 = t;
+        for (int q = 0; q < 50; q++) {
+            int32_t sc = (int32_t)tu_range(&s, -1100, v + 100);
+            if (q < (int)m.n_scales - 1) sc = t[q]; /* every threshold exactly */
+            uint32_t k = 0;
+            while (k < m.n_scales - 1 && sc > t[k]) k++;
+            bad += wai_scale_index(&m, sc) != (int)k;
+        }
+    }
+    CHECK_EQ(bad, 0);
+}
+
+static void test_hyper(void)
+{
+    /* n_z = n_y = 1, no downsampling; h_s = conv 1x1 1->2 with w (1, -1): scale = z_hat,
+     * mean = -z_hat. Thresholds 100, 200, 300. */
+    int16_t w[2] = { 1, -1 }, wg[3] = { 1, 1, 1 };
+    uint8_t sh[3] = { 0, 0, 0 };
+    int64_t b[3] = { 0, 0, 0 };
+    WaiLayer h = conv(WAI_LAYER_CONV, 1, 2, 1, 1, 0, 0), gl = conv(WAI_LAYER_CONV, 1, 3, 1, 1, 0, 0);
+    h.weight = w; h.shift = sh; h.bias = b;
+    gl.weight = wg; gl.shift = sh; gl.bias = b;
+    WaiModel m;
+    memset(&m, 0, sizeof(m));
+    m.n_z = m.n_y = 1;
+    m.pad_multiple = m.y_down = m.z_down = 1;
+    m.n_hs = m.n_gs = 1;
+    m.hs = &h;
+    m.gs = &gl;
+    m.n_scales = 4;
+    m.thresholds_q12 = thr;
+    WaiGeometry g;
+    CHECK_EQ(wai_geometry(&m, 4, 1, &g), 0);
+    const int32_t zh[4] = { 100, 101, 301, -7 };
+    uint8_t idx[4];
+    int32_t mean[4];
+    CHECK_EQ(wai_hyper(&m, &dsp, &g, zh, idx, mean), 0);
+    CHECK_EQ(idx[0], 0);
+    CHECK_EQ(idx[1], 1);
+    CHECK_EQ(idx[2], 3);
+    CHECK_EQ(idx[3], 0);
+    CHECK_EQ(mean[0], -100);
+    CHECK_EQ(mean[1], -101);
+    CHECK_EQ(mean[2], -301);
+    CHECK_EQ(mean[3], 7);
+
+    /* h_s giving the wrong channel count, against a geometry made for the good one */
+    h.cout = 1;
+    CHECK_EQ(wai_hyper(&m, &dsp, &g, zh, idx, mean), WAI_ERR_MODEL_INVALID);
+}
+
+static void test_synthesis(void)
+{
+    /* n_y = 3, pad_multiple 2: a 3x2 picture is coded 4x2; g_s is the identity 1x1 conv */
+    int16_t w[9] = { 1, 0, 0, 0, 1, 0, 0, 0, 1 }, wh[6] = { 0 };
+    uint8_t sh[6] = { 0 };
+    int64_t b[6] = { 0 };
+    WaiLayer gl = conv(WAI_LAYER_CONV, 3, 3, 1, 1, 0, 0), h = conv(WAI_LAYER_CONV, 1, 6, 1, 1, 0, 0);
+    gl.weight = w; gl.shift = sh; gl.bias = b;
+    h.weight = wh; h.shift = sh; h.bias = b;
+    WaiModel m;
+    memset(&m, 0, sizeof(m));
+    m.n_z = 1; m.n_y = 3;
+    m.pad_multiple = 2; m.y_down = m.z_down = 1;
+    m.n_hs = m.n_gs = 1;
+    m.hs = &h; m.gs = &gl;
+    WaiGeometry g;
+    CHECK_EQ(wai_geometry(&m, 3, 2, &g), 0);
+    CHECK_EQ(g.wp, 4);
+    CHECK_EQ(g.hp, 2);
+
+    /* (v * 255 + 2048) >> 12 clamped:
+     *   0 -> 0.5 -> 0; 4096 -> 255.5 -> 255; -1 -> 0.44 -> 0; 2048 -> 128.0 (tie) -> 128;
+     *   2047 -> 127.94 -> 127; 16 -> 1.496 -> 1; 8 -> 0.998 -> 0; 9 -> 1.06 -> 1;
+     *   -5000 -> 0; 4112 -> 256.5 -> 255; ACT_MAX -> 255; ACT_MIN -> 0; 1000 -> 62;
+     *   2000 -> 125; 3000 -> 187; 4095 -> 255; 4080 -> 254.504 -> 254
+     * column 3 is padding (never output). */
+    const int32_t y[24] = {
+        /* R */ 0, 4096, -1, 77777, 2048, 2047, 16, 77777,
+        /* G */ 8, 9, -5000, 77777, 4112, WAI_ACT_MAX, WAI_ACT_MIN, 77777,
+        /* B */ 1000, 2000, 3000, 77777, 4095, 4080, 9, 77777,
+    };
+    static const uint8_t full[2][9] = {
+        { 0, 0, 62, 255, 1, 125, 0, 0, 187 },
+        { 128, 255, 255, 127, 255, 254, 1, 0, 1 },
+    };
+    uint8_t rgb[2 * 11];
+    memset(rgb, 0xEE, sizeof(rgb));
+    CHECK_EQ(wai_synthesis(&m, &dsp, &g, y, 0, 0, 3, 2, rgb, 11), 0);
+    for (int r = 0; r < 2; r++) {
+        for (int k = 0; k < 9; k++) CHECK_EQ(rgb[r * 11 + k], full[r][k]);
+        CHECK_EQ(rgb[r * 11 + 9], 0xEE); /* stride padding untouched */
+        CHECK_EQ(rgb[r * 11 + 10], 0xEE);
+    }
+
+    /* the window (1, 1, 2, 1): row 1, columns 1 and 2 */
+    memset(rgb, 0xEE, sizeof(rgb));
+    CHECK_EQ(wai_synthesis(&m, &dsp, &g, y, 1, 1, 2, 1, rgb, 6), 0);
+    for (int k = 0; k < 6; k++) CHECK_EQ(rgb[k], full[1][3 + k]);
+    CHECK_EQ(rgb[6], 0xEE);
+    /* the window (2, 0, 1, 2): column 2 of both rows */
+    CHECK_EQ(wai_synthesis(&m, &dsp, &g, y, 2, 0, 1, 2, rgb, 3), 0);
+    for (int k = 0; k < 3; k++) CHECK_EQ(rgb[k], full[0][6 + k]);
+    for (int k = 0; k < 3; k++) CHECK_EQ(rgb[3 + k], full[1][6 + k]);
+
+    /* windows outside the picture (the padding column is not part of it) */
+    CHECK_EQ(wai_synthesis(&m, &dsp, &g, y, 2, 0, 2, 1, rgb, 6), WAI_ERR_INVALID_ARG);
+    CHECK_EQ(wai_synthesis(&m, &dsp, &g, y, 0, 1, 1, 2, rgb, 6), WAI_ERR_INVALID_ARG);
+    CHECK_EQ(wai_synthesis(&m, &dsp, &g, y, 0, 0, 0, 1, rgb, 6), WAI_ERR_INVALID_ARG);
+    CHECK_EQ(wai_synthesis(&m, &dsp, &g, y, UINT32_MAX, 0, 2, 1, rgb, 6), WAI_ERR_INVALID_ARG);
+    CHECK_EQ(wai_synthesis(&m, &dsp, &g, y, 0, 0, 3, 1, rgb, 8), WAI_ERR_INVALID_ARG);
+
+    /* g_s not ending in 3 x Hp x Wp */
+    gl.cout = 2;
+    CHECK_EQ(wai_synthesis(&m, &dsp, &g, y, 0, 0, 3, 2, rgb, 11), WAI_ERR_MODEL_INVALID);
+}
+
+int main(void)
+{
+    wai_dsp_init_ref(&dsp);
+    test_geometry();
+    test_graph_checks();
+    test_run_layers();
+    test_scale_index();
+    test_hyper();
+    test_synthesis();
+    return tu_finish("test_graph");
+}

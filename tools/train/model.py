@@ -1,0 +1,225 @@
+"""mbt2018-mean (Minnen, Balle, Toderici 2018, mean-scale hyperprior without context model) in
+plain PyTorch, layer for layer the same as CompressAI's `MeanScaleHyperprior`, so that a
+CompressAI-trained state dict and ours differ only in key names.
+
+    g_a : conv5/2 GDN conv5/2 GDN conv5/2 GDN conv5/2              3 -> N -> N -> N -> M
+    h_a : conv3/1 LReLU conv5/2 LReLU conv5/2                      M -> N -> N -> N
+    h_s : deconv5/2 LReLU deconv5/2 LReLU conv3/1                  N -> M -> 3M/2 -> 2M
+    g_s : deconv5/2 IGDN deconv5/2 IGDN deconv5/2 IGDN deconv5/2   M -> N -> N -> N -> 3
+
+h_s output = (scales, means), scales first (matches spec section 6). y is 16x, z 64x down.
+Loss: lambda * 255^2 * MSE + bpp (CompressAI's RateDistortionLoss).
+"""
+
+import math
+
+import numpy as np
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+# CompressAI's lambdas for qualities 1..8 (MSE).
+LAMBDAS = {1: 0.0018, 2: 0.0035, 3: 0.0067, 4: 0.0130, 5: 0.0250, 6: 0.0483, 7: 0.0932, 8: 0.1800}
+
+SCALE_BOUND = 0.11
+LIKELIHOOD_BOUND = 1e-9
+LEAKY_SLOPE = 0.01  # nn.LeakyReLU default; the WHM1 export writes round(0.01 * 2^16) = 655
+
+
+class _LowerBound(torch.autograd.Function):
+    """max(x, bound) whose gradient still flows where it would push x up past the bound."""
+
+    @staticmethod
+    def forward(ctx, x, bound):
+        ctx.save_for_backward(x, bound)
+        return torch.max(x, bound)
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, bound = ctx.saved_tensors
+        pass_through = (x >= bound) | (grad < 0)
+        return pass_through.type(grad.dtype) * grad, None
+
+
+def lower_bound(x, bound):
+    return _LowerBound.apply(x, torch.as_tensor(bound, dtype=x.dtype, device=x.device))
+
+
+class NonNegative(nn.Module):
+    """Reparametrisation p -> max(p, sqrt(min + ped))^2 - ped (Balle 2016), ped = 2^-36."""
+
+    def __init__(self, minimum=0.0, offset=2 ** -18):
+        super().__init__()
+        self.pedestal = offset ** 2
+        self.bound = (minimum + self.pedestal) ** 0.5
+
+    def init(self, x):
+        return torch.sqrt(torch.clamp(x + self.pedestal, min=self.pedestal))
+
+    def forward(self, p):
+        return lower_bound(p, self.bound) ** 2 - self.pedestal
+
+
+class GDN(nn.Module):
+    """y_i = x_i / sqrt(beta_i + sum_j gamma_ij x_j^2); inverse: x_i * sqrt(...)."""
+
+    def __init__(self, channels, inverse=False, beta_min=1e-6, gamma_init=0.1):
+        super().__init__()
+        self.inverse = inverse
+        self.beta_reparam = NonNegative(minimum=beta_min)
+        self.gamma_reparam = NonNegative()
+        self.beta = nn.Parameter(self.beta_reparam.init(torch.ones(channels)))
+        self.gamma = nn.Parameter(self.gamma_reparam.init(gamma_init * torch.eye(channels)))
+
+    def effective(self):
+        """The real (beta >= 1e-6, gamma >= 0) values: what an export writes."""
+        return self.beta_reparam(self.beta), self.gamma_reparam(self.gamma)
+
+    def forward(self, x):
+        beta, gamma = self.effective()
+        c = x.shape[1]
+        norm = F.conv2d(x * x, gamma.reshape(c, c, 1, 1), beta)
+        return x * (torch.sqrt(norm) if self.inverse else torch.rsqrt(norm))
+
+
+def conv(cin, cout, k=5, s=2):
+    return nn.Conv2d(cin, cout, k, stride=s, padding=k // 2)
+
+
+def deconv(cin, cout, k=5, s=2):
+    return nn.ConvTranspose2d(cin, cout, k, stride=s, padding=k // 2, output_padding=s - 1)
+
+
+def _noise(x, gen):
+    return torch.empty_like(x).uniform_(-0.5, 0.5, generator=gen)
+
+
+class EntropyBottleneck(nn.Module):
+    """Balle 2018 factorised density (appendix 6.1), CompressAI defaults: filters (3,3,3,3),
+    init_scale 10, tail_mass 1e-9. quantiles[c] = (lower tail, median, upper tail) are learnt by
+    the aux loss; the median is the rounding offset at eval and the z-table centre at export."""
+
+    def __init__(self, channels, filters=(3, 3, 3, 3), init_scale=10.0, tail_mass=1e-9):
+        super().__init__()
+        self.channels = channels
+        self.filters = tuple(filters)
+        f = (1,) + self.filters + (1,)
+        scale = init_scale ** (1 / (len(self.filters) + 1))
+        self.matrices = nn.ParameterList()
+        self.biases = nn.ParameterList()
+        self.factors = nn.ParameterList()
+        for i in range(len(self.filters) + 1):
+            init = float(np.log(np.expm1(1 / scale / f[i + 1])))
+            self.matrices.append(nn.Parameter(torch.full((channels, f[i + 1], f[i]), init)))
+            self.biases.append(nn.Parameter(torch.empty(channels, f[i + 1], 1).uniform_(-0.5, 0.5)))
+            if i < len(self.filters):
+                self.factors.append(nn.Parameter(torch.zeros(channels, f[i + 1], 1)))
+        q = torch.tensor([-init_scale, 0.0, init_scale]).repeat(channels, 1, 1)
+        self.quantiles = nn.Parameter(q)
+        t = math.log(2 / tail_mass - 1)
+        self.register_buffer("target", torch.tensor([-t, 0.0, t]))
+
+    def medians(self):
+        return self.quantiles[:, 0, 1]
+
+    def logits_cumulative(self, x, stop_gradient):
+        """x: (C, 1, n) -> logit of the CDF, (C, 1, n)."""
+        for i in range(len(self.filters) + 1):
+            m, b = self.matrices[i], self.biases[i]
+            if stop_gradient:
+                m, b = m.detach(), b.detach()
+            x = torch.matmul(F.softplus(m), x) + b
+            if i < len(self.filters):
+                fac = self.factors[i].detach() if stop_gradient else self.factors[i]
+                x = x + torch.tanh(fac) * torch.tanh(x)
+        return x
+
+    def aux_loss(self):
+        logits = self.logits_cumulative(self.quantiles, stop_gradient=True)
+        return torch.abs(logits - self.target).sum()
+
+    def likelihood(self, v):
+        lower = self.logits_cumulative(v - 0.5, stop_gradient=False)
+        upper = self.logits_cumulative(v + 0.5, stop_gradient=False)
+        # Evaluate in the tail where the sigmoid is not saturated (numerically stable).
+        sign = -torch.sign(lower + upper).detach()
+        return torch.abs(torch.sigmoid(sign * upper) - torch.sigmoid(sign * lower))
+
+    def forward(self, z, gen=None):
+        b, c, h, w = z.shape
+        v = z.permute(1, 0, 2, 3).reshape(c, 1, -1)
+        if self.training:
+            v = v + _noise(v, gen)
+        else:
+            med = self.medians().detach().reshape(c, 1, 1)
+            v = torch.round(v - med) + med
+        lik = lower_bound(self.likelihood(v), LIKELIHOOD_BOUND)
+        z_hat = v.reshape(c, b, h, w).permute(1, 0, 2, 3)
+        return z_hat, lik.reshape(c, b, h, w).permute(1, 0, 2, 3)
+
+
+class GaussianConditional(nn.Module):
+    """y ~ N(mu, sigma) convolved with U(-1/2, 1/2); sigma bounded below by 0.11."""
+
+    def forward(self, y, scales, means, gen=None):
+        if self.training:
+            y_hat = y + _noise(y, gen)
+        else:
+            y_hat = torch.round(y - means) + means  # CompressAI "dequantize" mode
+        s = lower_bound(scales, SCALE_BOUND)
+        v = torch.abs(y_hat - means)
+        c = -(2 ** -0.5)
+        lik = 0.5 * torch.erfc(c * (0.5 - v) / s) - 0.5 * torch.erfc(c * (-0.5 - v) / s)
+        return y_hat, lower_bound(lik, LIKELIHOOD_BOUND)
+
+
+class MeanScaleHyperprior(nn.Module):
+    y_down = 16
+    z_down = 64
+    pad_multiple = 64
+
+    def __init__(self, N=64, M=96):
+        super().__init__()
+        if M % 2:
+            raise ValueError("M must be even (h_s has 3M/2 channels)")
+        self.N, self.M = N, M
+        self.g_a = nn.Sequential(conv(3, N), GDN(N), conv(N, N), GDN(N), conv(N, N), GDN(N),
+                                 conv(N, M))
+        self.g_s = nn.Sequential(deconv(M, N), GDN(N, inverse=True), deconv(N, N),
+                                 GDN(N, inverse=True), deconv(N, N), GDN(N, inverse=True),
+                                 deconv(N, 3))
+        self.h_a = nn.Sequential(conv(M, N, k=3, s=1), nn.LeakyReLU(LEAKY_SLOPE), conv(N, N),
+                                 nn.LeakyReLU(LEAKY_SLOPE), conv(N, N))
+        self.h_s = nn.Sequential(deconv(N, M), nn.LeakyReLU(LEAKY_SLOPE),
+                                 deconv(M, M * 3 // 2), nn.LeakyReLU(LEAKY_SLOPE),
+                                 conv(M * 3 // 2, M * 2, k=3, s=1))
+        self.entropy_bottleneck = EntropyBottleneck(N)
+        self.gaussian_conditional = GaussianConditional()
+
+    def forward(self, x, gen=None):
+        y = self.g_a(x)
+        z = self.h_a(y)
+        z_hat, z_lik = self.entropy_bottleneck(z, gen)
+        scales, means = self.h_s(z_hat).chunk(2, 1)
+        y_hat, y_lik = self.gaussian_conditional(y, scales, means, gen)
+        x_hat = self.g_s(y_hat)
+        return {"x_hat": x_hat, "y_lik": y_lik, "z_lik": z_lik}
+
+    def aux_loss(self):
+        return self.entropy_bottleneck.aux_loss()
+
+    def parameter_groups(self):
+        """(main, aux): the quantiles are trained only by the aux loss (own optimiser)."""
+        main, aux = [], []
+        for name, p in self.named_parameters():
+            (aux if name.endswith("quantiles") else main).append(p)
+        return main, aux
+
+
+def rate_distortion(out, x, lmbda):
+    """Returns (loss, bpp, mse); bpp counts y and z, per pixel of x."""
+    n_pix = x.shape[0] * x.shape[2] * x.shape[3]
+    bits = -(torch.log(out["y_lik"]).sum() + torch.log(out["z_lik"]).sum()) / math.log(2)
+    bpp = bits / n_pix
+    mse = F.mse_loss(out["x_hat"], x)
+    return lmbda * 255 ** 2 * mse + bpp, bpp, mse

@@ -1,0 +1,270 @@
+#!/usr/bin/python3
+"""Resumable round-robin trainer of mbt2018-mean models, one per quality.
+
+    nice -n 15 /usr/bin/python3 tools/train/train.py --qualities 1,3,5,7
+
+Each quality q has its checkpoint tools/train/checkpoints/q<q>.pt (--out changes tools/train) (weights, both optimisers,
+iteration, RNG states; written atomically every --save-every seconds and on SIGTERM/SIGINT) and
+its log tools/train/logs/q<q>.log. Starting again resumes every quality where its checkpoint
+left it. The qualities take turns, --chunk iterations each, so all progress together.
+"""
+
+import argparse
+import math
+import os
+import signal
+import sys
+import time
+
+import numpy as np
+import torch
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+import dataset  # noqa: E402
+from model import LAMBDAS, MeanScaleHyperprior, rate_distortion  # noqa: E402
+
+CKPT_FORMAT = "wai-train-mbt2018-mean-1"
+
+
+def now():
+    return time.strftime("%Y-%m-%d %H:%M:%S")
+
+
+class Logger:
+    def __init__(self, path):
+        self.path = path
+
+    def __call__(self, msg):
+        line = "%s %s" % (now(), msg)
+        with open(self.path, "a") as f:
+            f.write(line + "\n")
+        print(line, flush=True)
+
+
+def atomic_save(obj, path):
+    tmp = path + ".tmp"
+    with open(tmp, "wb") as f:
+        torch.save(obj, f)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+    dfd = os.open(os.path.dirname(path), os.O_RDONLY)
+    try:
+        os.fsync(dfd)
+    finally:
+        os.close(dfd)
+
+
+class Job:
+    """One quality: model, optimisers, RNGs, counters."""
+
+    def __init__(self, q, args, log_main):
+        self.q = q
+        self.lmbda = LAMBDAS[q]
+        self.ckpt = os.path.join(args.out, "checkpoints", "q%d.pt" % q)
+        self.log = Logger(os.path.join(args.out, "logs", "q%d.log" % q))
+        self.gen = torch.Generator()
+        self.iteration = 0
+        self.train_seconds = 0.0
+        self.last_eval = 0
+        self.window = []
+        resume = os.path.exists(self.ckpt)
+        seed = args.seed * 1000 + q
+        torch.manual_seed(seed)  # the initial weights of a new model
+        self.model = MeanScaleHyperprior(args.N, args.M)
+        main, aux = self.model.parameter_groups()
+        self.opt = torch.optim.Adam(main, lr=args.lr)
+        self.aux_opt = torch.optim.Adam(aux, lr=args.aux_lr)
+        if resume:
+            self._load(args)
+            log_main("q%d: resumed at iteration %d from %s" % (q, self.iteration, self.ckpt))
+        else:
+            self.gen.manual_seed(seed)
+            self.rng = np.random.default_rng(seed)
+            log_main("q%d: new model N=%d M=%d lambda=%g" % (q, args.N, args.M, self.lmbda))
+            self.log("start N=%d M=%d lambda=%g seed=%d" % (args.N, args.M, self.lmbda, seed))
+        if args.lr_override is not None:
+            for g in self.opt.param_groups:
+                g["lr"] = args.lr_override
+
+    def _load(self, args):
+        ck = torch.load(self.ckpt, map_location="cpu")
+        if ck.get("format") != CKPT_FORMAT:
+            raise SystemExit("%s: unknown checkpoint format %r" % (self.ckpt, ck.get("format")))
+        if (ck["N"], ck["M"]) != (args.N, args.M):
+            raise SystemExit("%s has N=%d M=%d, asked N=%d M=%d"
+                             % (self.ckpt, ck["N"], ck["M"], args.N, args.M))
+        self.model.load_state_dict(ck["model"])
+        self.opt.load_state_dict(ck["opt"])
+        self.aux_opt.load_state_dict(ck["aux_opt"])
+        self.iteration = ck["iteration"]
+        self.train_seconds = ck.get("train_seconds", 0.0)
+        self.last_eval = ck.get("last_eval", 0)
+        self.gen.set_state(ck["rng"]["torch"])
+        self.rng = np.random.default_rng()
+        self.rng.bit_generator.state = ck["rng"]["numpy"]
+
+    def save(self):
+        atomic_save({
+            "format": CKPT_FORMAT, "quality": self.q, "lambda": self.lmbda,
+            "N": self.model.N, "M": self.model.M, "iteration": self.iteration,
+            "train_seconds": self.train_seconds, "last_eval": self.last_eval,
+            "model": self.model.state_dict(), "opt": self.opt.state_dict(),
+            "aux_opt": self.aux_opt.state_dict(),
+            "rng": {"torch": self.gen.get_state(), "numpy": self.rng.bit_generator.state},
+        }, self.ckpt)
+
+    def step(self, sampler, args):
+        t0 = time.perf_counter()
+        x = torch.from_numpy(sampler.batch(self.rng, args.batch))
+        self.model.train()
+        self.opt.zero_grad(set_to_none=True)
+        self.aux_opt.zero_grad(set_to_none=True)
+        out = self.model(x, self.gen)
+        loss, bpp, mse = rate_distortion(out, x, self.lmbda)
+        loss.backward()
+        if args.clip > 0:
+            torch.nn.utils.clip_grad_norm_(self.opt.param_groups[0]["params"], args.clip)
+        self.opt.step()
+        aux = self.model.aux_loss()
+        aux.backward()
+        self.aux_opt.step()
+        dt = time.perf_counter() - t0
+        self.iteration += 1
+        self.train_seconds += dt
+        self.window.append((loss.item(), bpp.item(), mse.item(), aux.item(), dt))
+        if len(self.window) >= args.log_every:
+            w = np.array(self.window)
+            self.window = []
+            psnr = 10 * math.log10(1 / max(w[:, 2].mean(), 1e-12))
+            self.log("it %d loss %.4f bpp %.4f psnr %.2f aux %.1f s/it %.3f lr %.1e"
+                     % (self.iteration, w[:, 0].mean(), w[:, 1].mean(), psnr, w[:, 3].mean(),
+                        w[:, 4].mean(), self.opt.param_groups[0]["lr"]))
+
+    @torch.no_grad()
+    def evaluate(self, eval_images):
+        """Rounded latents (as the codec), bpp from the likelihoods (an estimate of the coded
+        size: the real rANS tables add a little), PSNR of the clamped reconstruction."""
+        t0 = time.perf_counter()
+        self.model.eval()
+        tot_bits = tot_pix = 0.0
+        psnrs = []
+        for a in eval_images:
+            x = torch.from_numpy(a.transpose(2, 0, 1)[None].astype(np.float32) / 255.0)
+            out = self.model(x)
+            bits = -(torch.log2(out["y_lik"]).sum() + torch.log2(out["z_lik"]).sum()).item()
+            mse = torch.mean((out["x_hat"].clamp(0, 1) - x) ** 2).item()
+            tot_bits += bits
+            tot_pix += x.shape[2] * x.shape[3]
+            psnrs.append(10 * math.log10(1 / max(mse, 1e-12)))
+        self.model.train()
+        self.last_eval = self.iteration
+        self.log("eval it %d bpp %.4f psnr %.2f (per image: %s) %.1fs"
+                 % (self.iteration, tot_bits / tot_pix, float(np.mean(psnrs)),
+                    " ".join("%.2f" % p for p in psnrs), time.perf_counter() - t0))
+
+
+def parse_args():
+    ap = argparse.ArgumentParser(description="round-robin mbt2018-mean trainer (resumable)")
+    ap.add_argument("--qualities", default="1,3,5,7", help="comma list of 1..8")
+    ap.add_argument("--N", type=int, default=64)
+    ap.add_argument("--M", type=int, default=96)
+    ap.add_argument("--batch", type=int, default=8)
+    ap.add_argument("--lr", type=float, default=1e-4, help="Adam lr of a new model")
+    ap.add_argument("--lr-override", type=float, default=None,
+                    help="set this lr on resume too (e.g. 1e-5 for the final stretch)")
+    ap.add_argument("--aux-lr", type=float, default=1e-3)
+    ap.add_argument("--clip", type=float, default=1.0, help="grad-norm clip (0: off)")
+    ap.add_argument("--chunk", type=int, default=25, help="iterations per turn")
+    ap.add_argument("--log-every", type=int, default=50)
+    ap.add_argument("--eval-every", type=int, default=2000, help="iterations per quality")
+    ap.add_argument("--save-every", type=float, default=600, help="seconds")
+    ap.add_argument("--max-iterations", type=int, default=150000, help="per quality")
+    ap.add_argument("--stop-after", type=float, default=0, help="seconds (0: never)")
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--pid-file", default=None)
+    ap.add_argument("--out", default=HERE, help="holds checkpoints/ and logs/ (default: tools/train)")
+    args = ap.parse_args()
+    args.qualities = [int(q) for q in args.qualities.split(",")]
+    for q in args.qualities:
+        if q not in LAMBDAS:
+            ap.error("quality %d not in 1..8" % q)
+    return args
+
+
+def main():
+    args = parse_args()
+    torch.set_num_threads(args.threads)
+    os.makedirs(os.path.join(args.out, "checkpoints"), exist_ok=True)
+    os.makedirs(os.path.join(args.out, "logs"), exist_ok=True)
+    log = Logger(os.path.join(args.out, "logs", "driver.log"))
+    if args.pid_file:
+        with open(args.pid_file, "w") as f:
+            f.write("%d\n" % os.getpid())
+
+    stop = {"sig": None}
+
+    def on_signal(signum, _frame):
+        stop["sig"] = signum
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+
+    log("driver pid %d qualities %s torch %s threads %d"
+        % (os.getpid(), args.qualities, torch.__version__, torch.get_num_threads()))
+    rows = dataset.read_manifest(check=True)
+    jobs = [Job(q, args, log) for q in args.qualities]
+    for j in jobs:
+        if not os.path.exists(j.ckpt):
+            j.save()  # so that every running quality has a checkpoint from the start
+    t_load = time.perf_counter()
+    sampler = dataset.CropSampler(rows, log)
+    eval_images = [dataset.load_eval(r["path"]) for r in rows if r["split"] == "eval"]
+    log("dataset loaded in %.1fs; eval %s" % (time.perf_counter() - t_load,
+                                             " ".join("%dx%d" % a.shape[1::-1] for a in eval_images)))
+    t_start = last_save = time.time()
+
+    def save_all(why):
+        t = time.perf_counter()
+        for j in jobs:
+            j.save()
+        log("saved %s (%s) in %.1fs" % (" ".join("q%d@%d" % (j.q, j.iteration) for j in jobs),
+                                        why, time.perf_counter() - t))
+
+    while stop["sig"] is None:
+        active = [j for j in jobs if j.iteration < args.max_iterations]
+        if not active:
+            log("all qualities reached %d iterations" % args.max_iterations)
+            break
+        for j in active:
+            for _ in range(args.chunk):
+                if stop["sig"] is not None or j.iteration >= args.max_iterations:
+                    break
+                j.step(sampler, args)
+            if stop["sig"] is None and j.iteration - j.last_eval >= args.eval_every:
+                j.evaluate(eval_images)
+            if stop["sig"] is not None:
+                break
+        if args.stop_after and time.time() - t_start >= args.stop_after:
+            log("--stop-after reached")
+            break
+        if time.time() - last_save >= args.save_every:
+            save_all("periodic")
+            last_save = time.time()
+
+    save_all("signal %d" % stop["sig"] if stop["sig"] else "end")
+    if args.pid_file:
+        try:
+            with open(args.pid_file) as f:
+                if f.read().strip() == str(os.getpid()):
+                    os.unlink(args.pid_file)
+        except OSError:
+            pass
+    log("driver exit")
+
+
+if __name__ == "__main__":
+    main()
