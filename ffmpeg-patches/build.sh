@@ -90,19 +90,38 @@ if [ ! -d "$SRC/.git" ]; then
     ) >>"$LOG" 2>&1 || die "creating the git repo failed"
 fi
 
-# Apply the series unless exactly this series is applied already.
-series_id=$(cat "$HERE"/00*.patch | sha256sum | cut -d' ' -f1)
-if [ "$(cat "$SRC/.wai-series" 2>/dev/null || true)" != "$series_id" ]; then
-    log "applying $(ls "$HERE"/00*.patch | wc -l) patches"
+# Apply the series. .wai-series lists the SHA-256 of each applied patch (one commit each on
+# top of the Debian base): the commits after the longest common prefix of what is applied
+# and what is wanted are dropped (git reset), the rest of the series applied. Unchanged
+# files keep their times, so make only rebuilds what the changed patches touch.
+applied=$(cat "$SRC/.wai-series" 2>/dev/null || true)
+wanted=$(for p in "$HERE"/00*.patch; do sha256sum "$p" | cut -d' ' -f1; done)
+if [ "$applied" != "$wanted" ]; then
+    n_applied=$(printf '%s\n' "$applied" | grep -c . || true)
+    n_common=0
+    for i in $(seq 1 "$n_applied"); do
+        [ "$(printf '%s\n' "$applied" | sed -n "${i}p")" = "$(printf '%s\n' "$wanted" | sed -n "${i}p")" ] || break
+        n_common=$i
+    done
+    # the tree must be the base plus exactly the applied commits, else start from the base
+    n_commits=$(cd "$SRC" && git rev-list --count debian-base..HEAD 2>/dev/null || echo x)
+    [ "$n_commits" = "$n_applied" ] || n_common=0
+    todo=$(ls "$HERE"/00*.patch | tail -n +"$((n_common + 1))")
+    log "keeping $n_common applied patches, applying $(echo "$todo" | grep -c .)"
     (
         cd "$SRC"
         git am --abort >/dev/null 2>&1 || true
-        git reset -q --hard debian-base
+        if [ "$n_common" -gt 0 ]; then
+            git reset -q --hard "HEAD~$((n_applied - n_common))"
+        else
+            git reset -q --hard debian-base
+        fi
         git clean -qfdx -e .pc
-        git -c user.name=wai -c user.email=wai@localhost am -q "$HERE"/00*.patch
-    ) >>"$LOG" 2>&1 || die "git am failed"
-    echo "$series_id" >"$SRC/.wai-series"
-    rm -f "$BUILD/.configure-args"   # force configure
+    ) >>"$LOG" 2>&1 || die "git reset failed"
+    # shellcheck disable=SC2086
+    (cd "$SRC" && git -c user.name=wai -c user.email=wai@localhost am -q $todo) >>"$LOG" 2>&1 ||
+        { (cd "$SRC" && git am --abort) >/dev/null 2>&1; die "git am failed"; }
+    printf '%s\n' "$wanted" >"$SRC/.wai-series"
 fi
 
 # --- configure -------------------------------------------------------------------------
@@ -140,7 +159,8 @@ set -- \
     --enable-filter=scale,format,null
 
 mkdir -p "$BUILD"
-args="$* PKG_CONFIG_PATH=$PKG_CONFIG_PATH"
+# configure reruns when its arguments or the configure script change
+args="$* PKG_CONFIG_PATH=$PKG_CONFIG_PATH configure=$(sha256sum "$SRC/configure" | cut -d' ' -f1)"
 if [ "$(cat "$BUILD/.configure-args" 2>/dev/null || true)" != "$args" ] || [ ! -f "$BUILD/config.h" ]; then
     log "configuring"
     (cd "$BUILD" && "$SRC/configure" "$@") >>"$LOG" 2>&1 || {

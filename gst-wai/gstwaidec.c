@@ -176,6 +176,10 @@ gst_wai_dec_soft_error (GstWaiDec * self, const gchar * what, int err)
   GST_VIDEO_DECODER_ERROR (self, 1, STREAM, DECODE,
       ("Could not decode a WAI frame: %s.", what),
       ("%s%s%s", err ? wai_strerror (err) : "", *detail ? ": " : "", detail), ret);
+  /* below max-errors the base class only logs: tell the application too */
+  if (ret == GST_FLOW_OK)
+    GST_ELEMENT_WARNING (self, STREAM, DECODE, ("Could not decode a WAI frame: %s.", what),
+        ("%s%s%s", err ? wai_strerror (err) : "", *detail ? ": " : "", detail));
   return ret;
 }
 

@@ -289,8 +289,5 @@ gst_wai_parse_class_init (GstWaiParseClass * klass)
 static void
 gst_wai_parse_init (GstWaiParse * self)
 {
-  GstBaseParse *parse = GST_BASE_PARSE (self);
-
   gst_wai_parse_reset (self);
-  gst_base_parse_set_pts_interpolation (parse, FALSE);
 }

@@ -102,10 +102,20 @@ static void test_open_close(void)
     CHECK_EQ(wai_get_picture(NULL, &pic), WAI_ERR_INVALID_ARG);
     CHECK_EQ(wai_send_data(NULL, junk, 1), WAI_ERR_INVALID_ARG);
 
+    /* Vulkan: a device, or NO_DEVICE (built without Vulkan, no driver) */
     wai_default_settings(&s);
     s.device = WAI_DEVICE_VULKAN;
+    int r = wai_decoder_open(&d, &s);
+    CHECK(r == 0 || r == WAI_ERR_NO_DEVICE);
+    CHECK(r == 0 ? d != NULL : d == NULL);
+    wai_decoder_close(&d);
+    s.device_index = 1000;
     CHECK_EQ(wai_decoder_open(&d, &s), WAI_ERR_NO_DEVICE);
-    CHECK(d == NULL);
+    s.device_index = -1;
+    CHECK_EQ(wai_decoder_open(&d, &s), WAI_ERR_INVALID_ARG);
+    wai_default_settings(&s);
+    s.device = (WaiDevice)7;
+    CHECK_EQ(wai_decoder_open(&d, &s), WAI_ERR_INVALID_ARG);
     wai_default_settings(&s);
     s.max_width = 0;
     CHECK_EQ(wai_decoder_open(&d, &s), WAI_ERR_INVALID_ARG);
@@ -561,6 +571,28 @@ static void test_decode(Fixture *fx)
         wai_picture_unref(&one[i]);
         wai_picture_unref(&bytes[i]);
         CHECK(one[i].data == NULL);
+    }
+
+    /* the same with 3 threads, with the reference kernels, and on Vulkan if there is a device */
+    for (int variant = 0; variant < 3; variant++) {
+        WaiSettings v = s;
+        if (variant == 0) v.threads = 3;
+        if (variant == 1) v.kernels = WAI_KERNELS_REFERENCE;
+        if (variant == 2) v.device = WAI_DEVICE_VULKAN;
+        int r = wai_decoder_open(&d, &v);
+        if (variant == 2 && r == WAI_ERR_NO_DEVICE) {
+            printf("test_api: no Vulkan device: Vulkan decode skipped\n");
+            continue;
+        }
+        CHECK_EQ(r, 0);
+        if (r) continue;
+        CHECK_EQ(wai_decoder_add_model(d, fx->model_bytes, fx->model_size), 0);
+        CHECK_EQ(decode_all(d, &b, 3000, one, 3), 3);
+        wai_decoder_close(&d);
+        for (int i = 0; i < 3; i++) {
+            CHECK(same_picture(&one[i], exp[i]));
+            wai_picture_unref(&one[i]);
+        }
     }
 
     /* without the model: not found */

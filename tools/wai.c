@@ -166,7 +166,17 @@ typedef struct DecodeResult {
     char msg[600];       /* its message */
     unsigned frames;
     int sink_failed;     /* the callback failed; it printed why */
+    int open_failed;     /* wai_decoder_open refused the settings */
 } DecodeResult;
+
+/* Exit code for a decode: settings the decoder refuses are a usage error, except a missing
+ * device (the environment). */
+static int result_exit_code(const DecodeResult *res)
+{
+    if (res->open_failed)
+        return res->err == WAI_ERR_INVALID_ARG || res->err == WAI_ERR_UNSUPPORTED ? EXIT_USAGE : EXIT_SYSTEM;
+    return exit_code(res->err);
+}
 
 static void note_error(DecodeResult *res, const char *file, int quiet, int err, const char *msg)
 {
@@ -218,6 +228,7 @@ static void decode_file(const char *file, const WaiSettings *s, int quiet, Pictu
     if (r < 0) {
         snprintf(res->msg, sizeof(res->msg), "cannot create a decoder: %s", wai_strerror(r));
         res->err = r;
+        res->open_failed = 1;
         if (!quiet) errmsg(file, "%s", res->msg);
         if (!use_stdin) fclose(f);
         return;
@@ -226,11 +237,9 @@ static void decode_file(const char *file, const WaiSettings *s, int quiet, Pictu
     size_t n;
     int stop = 0;
     while (!stop && (n = fread(buf, 1, sizeof(buf), f)) > 0) {
+        /* pictures are fetched after every chunk, so the buffer never fills up (it holds at
+         * most one partial unit): any error here is final (a header that cannot be used) */
         r = wai_send_data(d, buf, n);
-        if (r == WAI_ERR_LIMIT) {   /* buffer full: fetch pictures, then retry once */
-            if (drain(d, file, quiet, fn, ctx, res)) break;
-            r = wai_send_data(d, buf, n);
-        }
         if (r < 0) {
             note_error(res, file, quiet, r, wai_decoder_last_error(d));
             stop = 1;
@@ -472,7 +481,7 @@ static int cmd_decode(int argc, char **argv)
     }
     DecodeResult res;
     decode_file(in, &s, 0, on_decoded, &c, &res);
-    int rc = res.sink_failed ? (c.usage_error ? EXIT_USAGE : EXIT_SYSTEM) : exit_code(res.err);
+    int rc = res.sink_failed ? (c.usage_error ? EXIT_USAGE : EXIT_SYSTEM) : result_exit_code(&res);
     if (c.raw && c.raw != stdout && fclose(c.raw) && !rc) {
         errmsg(c.out, "%s", strerror(errno));
         rc = EXIT_SYSTEM;
@@ -565,7 +574,7 @@ static void print_seqhdr(const uint8_t *p, size_t size, uint64_t off, const WaiS
     wai_decoder_close(&d);
 }
 
-static void print_frame(const uint8_t *p, size_t size, uint64_t off, uint32_t expect)
+static void print_frame(const uint8_t *p, size_t size, uint64_t off, int64_t *last)
 {
     uint32_t index = (uint32_t)p[8] | (uint32_t)p[9] << 8 | (uint32_t)p[10] << 16 | (uint32_t)p[11] << 24;
     printf("frame %u at %" PRIu64 ": %zu bytes, payload %zu, CRC ok", index, off, size, size - 20);
@@ -579,8 +588,9 @@ static void print_frame(const uint8_t *p, size_t size, uint64_t off, uint32_t ex
     } else {
         printf(", payload is not WIH1");
     }
-    if (index != expect) printf(" (index out of sequence, expected %u)", expect);
+    if (*last + 1 != (int64_t)index) printf(" (index out of sequence after %" PRId64 ")", *last);
     printf("\n");
+    *last = index;
 }
 
 static void info_usage(FILE *f)
@@ -637,6 +647,7 @@ static int cmd_info(int argc, char **argv)
     unsigned frames = 0, headers = 0, damaged = 0, units = 0;
     uint64_t skip_at = 0, skip_len = 0, first_type = 0;
     int rc = 0, in_trunc = 0;
+    int64_t last_index = -1;
     for (;;) {
         WaiUnitInfo u;
         int k = wai_find_unit(r.buf + r.pos, r.len - r.pos, INFO_MAX_UNIT, &u);
@@ -655,7 +666,7 @@ static int cmd_info(int argc, char **argv)
                 headers++;
                 print_seqhdr(p, u.size, off, &s);
             } else {
-                print_frame(p, u.size, off, frames);
+                print_frame(p, u.size, off, &last_index);
                 frames++;
             }
             r.pos += u.size;
@@ -689,7 +700,7 @@ static int cmd_info(int argc, char **argv)
         printf("summary: %u sequence header%s, %u frame%s, %u damaged region%s\n", headers,
                headers == 1 ? "" : "s", frames, frames == 1 ? "" : "s", damaged, damaged == 1 ? "" : "s");
         if (!headers || first_type != WAI_UNIT_SEQUENCE_HEADER) {
-            errmsg(in, "the stream does not start with a sequence header");
+            errmsg(in, "the stream does not start with a valid sequence header");
             rc = EXIT_INPUT;
         } else if (damaged) {
             rc = EXIT_INPUT;

@@ -6,6 +6,7 @@
 
 #include "payload.h"
 #include "stream.h"
+#include "vulkan/vk.h"
 
 #ifndef WAI_MODEL_DIR
 #define WAI_MODEL_DIR "/usr/share/wai/models"
@@ -26,6 +27,7 @@ struct WaiDecoder {
     WaiSettings s;
     char *model_path;             /* copy of s.model_path */
     WaiDsp dsp;
+    WaiVk *vk;                    /* WAI_DEVICE_VULKAN: the device running h_s and g_s */
     RegModel *reg;                /* models from wai_decoder_add_model */
     size_t n_reg;
 
@@ -392,6 +394,33 @@ static int pick_kernels(const WaiSettings *s, WaiKernels *k)
     return wai_kernels_from_name(env, k);
 }
 
+static void decoder_free(WaiDecoder *d)
+{
+    drop_header(d);
+    for (size_t i = 0; i < d->n_reg; i++) wai_model_free(d->reg[i].m);
+    free(d->reg);
+    free(d->buf);
+    free(d->model_path);
+    wai_vk_close(d->vk);
+    free(d);
+}
+
+/* Kernels, threads and (for WAI_DEVICE_VULKAN) the GPU backend. */
+static int setup_dsp(WaiDecoder *d, const WaiSettings *s, WaiKernels k)
+{
+    int r = wai_dsp_init(&d->dsp, k);
+    if (r < 0) return r;
+    r = wai_dsp_set_threads(&d->dsp, s->threads);
+    if (r < 0) return r;
+    if (s->device == WAI_DEVICE_VULKAN) {
+        char msg[256] = "";
+        r = wai_vk_open(&d->vk, s->device_index, msg, sizeof(msg));
+        if (r < 0) return r == WAI_ERR_NOMEM ? r : WAI_ERR_NO_DEVICE;
+        wai_vk_attach(d->vk, &d->dsp);
+    }
+    return 0;
+}
+
 int wai_decoder_open(WaiDecoder **out, const WaiSettings *s)
 {
     if (!out) return WAI_ERR_INVALID_ARG;
@@ -401,9 +430,9 @@ int wai_decoder_open(WaiDecoder **out, const WaiSettings *s)
         wai_default_settings(&def);
         s = &def;
     }
-    if (!s->max_width || !s->max_height || s->threads < 0) return WAI_ERR_INVALID_ARG;
-    if (s->device == WAI_DEVICE_VULKAN) return WAI_ERR_NO_DEVICE;
-    if (s->device != WAI_DEVICE_CPU) return WAI_ERR_INVALID_ARG;
+    if (!s->max_width || !s->max_height || s->threads < 0 || s->device_index < 0)
+        return WAI_ERR_INVALID_ARG;
+    if (s->device != WAI_DEVICE_CPU && s->device != WAI_DEVICE_VULKAN) return WAI_ERR_INVALID_ARG;
     WaiKernels k;
     if (pick_kernels(s, &k)) return WAI_ERR_INVALID_ARG;
 
@@ -415,16 +444,15 @@ int wai_decoder_open(WaiDecoder **out, const WaiSettings *s)
         size_t len = strlen(s->model_path);
         d->model_path = malloc(len + 1);
         if (!d->model_path) {
-            free(d);
+            decoder_free(d);
             return WAI_ERR_NOMEM;
         }
         memcpy(d->model_path, s->model_path, len + 1);
         d->s.model_path = d->model_path;
     }
-    int r = wai_dsp_init(&d->dsp, k);
-    if (r) {
-        free(d->model_path);
-        free(d);
+    int r = setup_dsp(d, s, k);
+    if (r < 0) {
+        decoder_free(d);
         return r;
     }
     uint64_t lim = s->max_memory / 4;
@@ -438,13 +466,7 @@ int wai_decoder_open(WaiDecoder **out, const WaiSettings *s)
 void wai_decoder_close(WaiDecoder **pd)
 {
     if (!pd || !*pd) return;
-    WaiDecoder *d = *pd;
-    drop_header(d);
-    for (size_t i = 0; i < d->n_reg; i++) wai_model_free(d->reg[i].m);
-    free(d->reg);
-    free(d->buf);
-    free(d->model_path);
-    free(d);
+    decoder_free(*pd);
     *pd = NULL;
 }
 

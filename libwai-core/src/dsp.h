@@ -23,6 +23,11 @@ typedef struct WaiDsp {
     int (*run_layers)(void *backend, const WaiLayer *layers, uint32_t n, const int32_t *in,
                       const int shape[3], int32_t **out, int out_shape[3]);
     void *backend;
+
+    /* Threads wai_run_layers() splits a layer's output rows over (fast path and reference
+     * alike: any row split gives the same tensor); 0 or 1: the calling thread only. Set by
+     * wai_dsp_set_threads() after wai_dsp_init(), which leaves it 0. */
+    int threads;
 } WaiDsp;
 
 void wai_dsp_init_ref(WaiDsp *dsp);
@@ -30,6 +35,11 @@ void wai_dsp_init_ref(WaiDsp *dsp);
 /* Select a table for a kernel set; REFERENCE and any set the CPU lacks fall back as
  * documented. Returns WAI_ERR_UNSUPPORTED if an explicit set is not available here. */
 int wai_dsp_init(WaiDsp *dsp, WaiKernels k);
+
+/* Thread count for wai_run_layers(): n > 0 is taken (at most 64); 0 is automatic
+ * ($WAI_THREADS if a positive integer, else the online CPUs). Returns the count, or
+ * WAI_ERR_INVALID_ARG for n < 0 (the table is then unchanged). */
+int wai_dsp_set_threads(WaiDsp *dsp, int n);
 
 /* floor(sqrt(n)) for n >= 0, exact (spec 5.5). */
 uint32_t wai_isqrt64(uint64_t n);

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 
 #include "graph.h"
+#include "threadpool.h"
 
 /* Largest tensor dimension accepted (an implementation limit, spec 9.2): keeps every index
  * expression of the kernels (oy * stride + kh, ...) far inside int. */
@@ -157,24 +158,78 @@ int wai_geometry(const WaiModel *m, uint32_t width, uint32_t height, WaiGeometry
 }
 
 /* One layer on the current tensor. Conv and convT write a new tensor; leaky ReLU and IGDN
- * work in place. All rows at once: a thread pool would split [0, oh) into ranges here. */
-static void run_layer(const WaiDsp *dsp, const WaiLayer *l, const int32_t *in, WaiShape s,
-                      int32_t *out, WaiShape os, size_t n_out)
+ * work in place. With a pool, the output rows (elements for leaky ReLU) are split into bands
+ * that run in parallel; the kernels define any split to give the same tensor as one call. */
+typedef struct LayerWork {
+    const WaiDsp *dsp;
+    const WaiLayer *l;
+    const int32_t *in;
+    WaiShape s, os;
+    int32_t *out;
+    size_t n_out;
+    int n_jobs;
+} LayerWork;
+
+/* Bands per thread: more than one evens out threads slowed by other load on the machine. */
+#define BANDS_PER_THREAD 2
+/* Below this many multiply-adds (or elements) a layer runs on the calling thread alone. */
+#define MIN_PARALLEL_WORK (1 << 18)
+
+static void layer_band(void *ctx, int j)
 {
+    const LayerWork *w = ctx;
+    const WaiLayer *l = w->l;
+    const int n = w->n_jobs;
+    const int y0 = (int)((int64_t)w->os.h * j / n);
+    int y1 = (int)((int64_t)w->os.h * (j + 1) / n);
+#ifdef WAI_PLANTED_FAULT_FAST_BAND
+    if (j == n - 1 && y1 - y0 > 1) y1--; /* planted: the last band misses its last row */
+#endif
+
     switch (l->type) {
     case WAI_LAYER_CONV:
-        dsp->conv(l, in, s.h, s.w, out, os.h, os.w, 0, os.h);
+        w->dsp->conv(l, w->in, w->s.h, w->s.w, w->out, w->os.h, w->os.w, y0, y1);
         break;
     case WAI_LAYER_CONVT:
-        dsp->convt(l, in, s.h, s.w, out, os.h, os.w, 0, os.h);
+        w->dsp->convt(l, w->in, w->s.h, w->s.w, w->out, w->os.h, w->os.w, y0, y1);
         break;
-    case WAI_LAYER_LRELU:
-        dsp->lrelu(out, n_out, l->slope_q16);
-        break;
-    case WAI_LAYER_IGDN:
-        dsp->igdn(l, out, os.h, os.w, 0, os.h);
+    case WAI_LAYER_LRELU: {
+        const size_t chunk = w->n_out / (size_t)n + 1;
+        const size_t a = (size_t)j * chunk; /* j < n: at most n_out + n, no overflow */
+        if (a < w->n_out)
+            w->dsp->lrelu(w->out + a, chunk < w->n_out - a ? chunk : w->n_out - a, l->slope_q16);
         break;
     }
+    case WAI_LAYER_IGDN:
+        w->dsp->igdn(l, w->out, w->os.h, w->os.w, y0, y1);
+        break;
+    }
+}
+
+/* Work of a layer in multiply-adds (elements for leaky ReLU), saturating. */
+static double layer_work(const WaiLayer *l, WaiShape os, size_t n_out)
+{
+    switch (l->type) {
+    case WAI_LAYER_CONV: return (double)n_out * l->cin * l->kh * l->kw;
+    case WAI_LAYER_CONVT:
+        return (double)n_out * l->cin * l->kh * l->kw / ((double)l->stride * l->stride);
+    case WAI_LAYER_IGDN: return (double)n_out * os.c;
+    default: return (double)n_out;
+    }
+}
+
+/* *pool is started at the first layer worth splitting (a small list never starts threads);
+ * if it cannot start, every layer runs on the calling thread, with the same result. */
+static void run_layer(const WaiDsp *dsp, WaiPool **pool, const WaiLayer *l, const int32_t *in,
+                      WaiShape s, int32_t *out, WaiShape os, size_t n_out)
+{
+    LayerWork w = { dsp, l, in, s, os, out, n_out, 1 };
+    if (dsp->threads > 1 && layer_work(l, os, n_out) >= MIN_PARALLEL_WORK) {
+        if (!*pool && wai_pool_create(pool, dsp->threads) < 0) *pool = NULL;
+        const int bands = wai_pool_threads(*pool) * BANDS_PER_THREAD;
+        w.n_jobs = l->type == WAI_LAYER_LRELU ? bands : (os.h < bands ? os.h : bands);
+    }
+    wai_pool_run(*pool, layer_band, &w, w.n_jobs);
 }
 
 int wai_run_layers(const WaiDsp *dsp, const WaiLayer *layers, uint32_t n, const int32_t *in,
@@ -199,6 +254,7 @@ int wai_run_layers(const WaiDsp *dsp, const WaiLayer *layers, uint32_t n, const 
      * freed. The caller's input is never written: an in-place first layer copies it. */
     const int32_t *cur = in;
     int32_t *owned = NULL;
+    WaiPool *pool = NULL; /* threads live for this call (run_layer starts them) */
     for (uint32_t k = 0; k < n; k++) {
         const WaiLayer *l = &layers[k];
         WaiShape ns;
@@ -209,11 +265,12 @@ int wai_run_layers(const WaiDsp *dsp, const WaiLayer *layers, uint32_t n, const 
             if (!(dst = malloc(ne * sizeof(*dst)))) { r = WAI_ERR_NOMEM; goto fail; }
             if (in_place) memcpy(dst, cur, ne * sizeof(*dst));
         }
-        run_layer(dsp, l, cur, s, dst, ns, ne);
+        run_layer(dsp, &pool, l, cur, s, dst, ns, ne);
         if (dst != owned) free(owned);
         cur = owned = dst;
         s = ns;
     }
+    wai_pool_destroy(&pool);
     if (!owned) { /* an empty list: the output is a copy */
         if ((r = shape_elems(s, &ne)) < 0) return r;
         if (!(owned = malloc(ne * sizeof(*owned)))) return WAI_ERR_NOMEM;
@@ -223,6 +280,7 @@ int wai_run_layers(const WaiDsp *dsp, const WaiLayer *layers, uint32_t n, const 
     *os = s;
     return 0;
 fail:
+    wai_pool_destroy(&pool);
     free(owned);
     return r;
 }

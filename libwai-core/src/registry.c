@@ -28,7 +28,8 @@ int wai_read_file(const char *path, size_t max_size, uint8_t **out, size_t *size
 {
     *out = NULL;
     *size = 0;
-    int fd = open(path, O_RDONLY);
+    /* O_NONBLOCK: a FIFO in a model directory must not hang the scan (regular files ignore it) */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0) return WAI_ERR_IO;
     struct stat st;
     if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_size < 0) {

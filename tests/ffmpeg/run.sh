@@ -56,7 +56,8 @@ build_libwai() {
     fi
     echo "note: full libwai-core build/install failed; installing only the library" >&2
     tail -n 5 "$TMP/ninja.log" >&2
-    ninja -C "$WAI_BUILD" -j2 libwai-core/libwai.so tools/wai-tiny-n64m96.whm \
+    ver=$(sed -n "s/^ *version *: *'\([^']*\)'.*/\1/p" "$ROOT/meson.build" | head -n 1)
+    ninja -C "$WAI_BUILD" -j2 "libwai-core/libwai.so.$ver" tools/wai-tiny-n64m96.whm \
         >"$TMP/ninja-lib.log" 2>&1 || { tail -n 30 "$TMP/ninja-lib.log"; return 1; }
     lib="$WAI_PREFIX/lib"
     mkdir -p "$lib/pkgconfig" "$WAI_PREFIX/include/wai" "$WAI_PREFIX/share/wai/models"
@@ -71,7 +72,7 @@ libdir=\${prefix}/lib
 
 Name: wai
 Description: WAI integer-exact learned image/video decoder
-Version: $(sed -n "s/^ *version *: *'\([^']*\)'.*/\1/p" "$ROOT/meson.build" | head -n 1)
+Version: $ver
 Libs: -L\${libdir} -lwai
 Cflags: -I\${includedir}
 EOF
@@ -119,7 +120,7 @@ damage() {   # damage FILE OFFSET OUT: copy with one byte inverted
     printf "$(printf '\\%03o' $((b ^ 255)))" | dd of="$3" bs=1 seek="$2" conv=notrunc 2>/dev/null
 }
 
-while read -r file hash frames dims rest; do
+while read -r file hash frames dims rest || [ -n "${file:-}" ]; do
     case "$file" in ''|'#'*) continue ;; esac
     v=$VECTORS/$file
     n=${file%.wai}
@@ -214,7 +215,7 @@ PT=$FFMPEG_WORK/wai-parser-test
 if cc -O1 -o "$PT" "$ROOT/tests/ffmpeg/parser_test.c" \
       -I"$FFMPEG_WORK/install/include" -L"$FFMPEG_WORK/install/lib" \
       -Wl,-rpath,"$FFMPEG_WORK/install/lib" -lavcodec -lavutil 2>"$TMP/pt.err"; then
-    while read -r file hash frames dims rest; do
+    while read -r file hash frames dims rest || [ -n "${file:-}" ]; do
         case "$file" in ''|'#'*) continue ;; esac
         out=$("$PT" "$VECTORS/$file" "$frames" 2>&1) && ok "${file%.wai} parser ($out)" ||
             bad "${file%.wai} parser: $out"

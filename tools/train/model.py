@@ -86,8 +86,28 @@ def conv(cin, cout, k=5, s=2):
     return nn.Conv2d(cin, cout, k, stride=s, padding=k // 2)
 
 
+class SubpixelDeconv(nn.ConvTranspose2d):
+    """nn.ConvTranspose2d(k=5, stride=2, padding=2, output_padding=1), same parameters and
+    state dict, computed as one 3x3 conv with 4*cout outputs and a pixel shuffle. Exact
+    (output phase r of a row takes taps ky = 4, 2, 0 (r = 0) or -, 3, 1 (r = 1) at input rows
+    a-1, a, a+1); about 4x faster on CPU than Debian torch 1.13's slow_conv_transpose2d."""
+
+    _IDX = torch.tensor([[4, 2, 0], [5, 3, 1]])  # 5: a zero tap (the weight is padded)
+
+    def forward(self, x):
+        if (self.kernel_size, self.stride, self.padding, self.output_padding) != \
+                ((5, 5), (2, 2), (2, 2), (1, 1)):
+            return super().forward(x)
+        w = F.pad(self.weight, (0, 1, 0, 1))
+        idx = self._IDX
+        k = w[:, :, idx.view(2, 1, 3, 1), idx.view(1, 2, 1, 3)]  # cin, cout, r, s, ky, kx
+        cin, cout = w.shape[:2]
+        k = k.permute(1, 2, 3, 0, 4, 5).reshape(cout * 4, cin, 3, 3)
+        return F.pixel_shuffle(F.conv2d(x, k, self.bias.repeat_interleave(4), padding=1), 2)
+
+
 def deconv(cin, cout, k=5, s=2):
-    return nn.ConvTranspose2d(cin, cout, k, stride=s, padding=k // 2, output_padding=s - 1)
+    return SubpixelDeconv(cin, cout, k, stride=s, padding=k // 2, output_padding=s - 1)
 
 
 def _noise(x, gen):

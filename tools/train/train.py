@@ -40,7 +40,8 @@ class Logger:
         line = "%s %s" % (now(), msg)
         with open(self.path, "a") as f:
             f.write(line + "\n")
-        print(line, flush=True)
+        if sys.stdout.isatty():
+            print(line, flush=True)
 
 
 def atomic_save(obj, path):

@@ -163,6 +163,10 @@ WAI_API int wai_decoder_add_model(WaiDecoder *d, const uint8_t *buf, size_t size
  * Feed stream bytes in any chunking. The data is copied. Returns 0, or WAI_ERR_LIMIT if the
  * buffered data would exceed the memory budget (fetch pictures first), or another error for a
  * sequence header that cannot be used (bad header, model not found: nothing decodes then).
+ * The buffer holds at most max(4 MiB, min(max_memory / 4, 1 GiB)) bytes, and one unit may use at
+ * most half of that (a larger unit is refused with WAI_ERR_LIMIT by wai_get_picture and
+ * skipped), so a caller that fetches every picture after each send of at most 1 MiB never sees
+ * the buffer full. When a sequence header error is returned, the data was accepted.
  */
 WAI_API int wai_send_data(WaiDecoder *d, const uint8_t *data, size_t size);
 

@@ -1,0 +1,223 @@
+#!/bin/sh
+# Pipeline-level tests of the WAI GStreamer plugin, run by meson (suite 'gstreamer').
+#
+#   gst-tests.sh MODE TESTTOOL DATADIR
+#
+# MODE: pipelines   filesrc ! waidec / decodebin / playbin / pngenc give the pinned RGB
+#       discoverer  gst-discoverer-1.0 reports video/x-wai, the size and the duration
+#       inspect     gst-inspect-1.0 shows the elements cleanly
+#       corrupt     damaged, truncated, model-less and garbage input: errors, never crashes
+# The streams: DATADIR/gst-*.wai (from gst-wai-mkstream; their expected RGB comes from the
+# library's own decode, TESTTOOL decode) and, when present, the conformance vectors listed in
+# $WAI_SOURCE_ROOT/vectors/manifest.txt with their pinned SHA-256.
+# GST_PLUGIN_PATH, GST_REGISTRY and WAI_MODEL_PATH come from meson.
+set -u
+
+mode=$1
+tool=$2
+data=$3
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT INT TERM
+failures=0
+checks=0
+
+fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
+ok() { checks=$((checks + 1)); }
+sha() { sha256sum < "$1" | cut -d' ' -f1; }
+
+# An exit status of 128+N is a crash (signal N); gst-launch reports errors as 1 (or 255).
+crashed() { [ "$1" -gt 128 ] && [ "$1" -lt 255 ]; }
+
+# Lines "<path> <sha256> <frames> <W> <H>" for every stream to check.
+list_streams() {
+    out=$("$tool" decode "$data/gst-multi.wai" "$tmp/multi.rgb") || { fail "reference decode"; return; }
+    set -- $out
+    wh=$2
+    echo "$data/gst-multi.wai $(sha "$tmp/multi.rgb") $1 ${wh%x*} ${wh#*x}"
+    vdir=${WAI_SOURCE_ROOT:-}/vectors
+    if [ -f "$vdir/manifest.txt" ]; then
+        grep -v '^#' "$vdir/manifest.txt" | while read -r f h n wh; do
+            [ -f "$vdir/$f" ] && echo "$vdir/$f $h $n ${wh%x*} ${wh#*x}"
+        done
+    else
+        echo "note: no $vdir/manifest.txt yet; only the plugin's own test stream" >&2
+    fi
+}
+
+# decode FILE W H OUT PIPELINE-PART...: RGB24 of every frame, padding removed, into OUT.
+decode() {
+    f=$1 w=$2 h=$3 out=$4
+    shift 4
+    rm -f "$tmp/raw"
+    if ! gst-launch-1.0 -q filesrc location="$f" ! "$@" ! videoconvert ! \
+            video/x-raw,format=RGB ! filesink location="$tmp/raw" > "$tmp/log" 2>&1; then
+        cat "$tmp/log" >&2
+        return 1
+    fi
+    "$tool" strip "$w" "$h" "$tmp/raw" "$out"
+}
+
+check_hash() { # FILE HASH W H LABEL PIPELINE-PART...
+    f=$1 hash=$2 w=$3 h=$4 label=$5
+    shift 5
+    if ! decode "$f" "$w" "$h" "$tmp/out.rgb" "$@"; then
+        fail "$label: pipeline failed for $f"
+        return
+    fi
+    got=$(sha "$tmp/out.rgb")
+    if [ "$got" = "$hash" ]; then ok; else fail "$label: $f decodes to $got, expected $hash"; fi
+}
+
+mode_pipelines() {
+    list_streams > "$tmp/streams"
+    [ -s "$tmp/streams" ] || { fail "no streams"; return; }
+    while read -r f hash n w h; do
+        echo "checking $f ($n frames, ${w}x$h)"
+        check_hash "$f" "$hash" "$w" "$h" "waidec" waidec
+        check_hash "$f" "$hash" "$w" "$h" "waiparse ! waidec" waiparse ! waidec
+        check_hash "$f" "$hash" "$w" "$h" "decodebin" decodebin
+        # the first frame through pngenc, read back with pngdec
+        decode "$f" "$w" "$h" "$tmp/all.rgb" waidec || { fail "waidec: $f"; continue; }
+        rm -f "$tmp/a.png"
+        if gst-launch-1.0 -q filesrc location="$f" ! waidec ! videoconvert ! \
+                pngenc snapshot=true ! filesink location="$tmp/a.png" > "$tmp/log" 2>&1 &&
+            decode "$tmp/a.png" "$w" "$h" "$tmp/png.rgb" pngdec; then
+            head -c $((w * h * 3)) "$tmp/all.rgb" > "$tmp/first.rgb"
+            if cmp -s "$tmp/first.rgb" "$tmp/png.rgb"; then ok; else fail "pngenc: $f first frame differs"; fi
+        else
+            cat "$tmp/log" >&2
+            fail "pngenc: pipeline failed for $f"
+        fi
+        # playbin autoplugs the same chain (typefind, waiparse, waidec)
+        rm -f "$tmp/raw"
+        if gst-launch-1.0 -q playbin uri="file://$f" flags=video \
+                video-sink="videoconvert ! video/x-raw,format=RGB ! filesink location=$tmp/raw" \
+                > "$tmp/log" 2>&1 && "$tool" strip "$w" "$h" "$tmp/raw" "$tmp/pb.rgb"; then
+            if [ "$(sha "$tmp/pb.rgb")" = "$hash" ]; then ok; else fail "playbin: $f differs"; fi
+        else
+            cat "$tmp/log" >&2
+            fail "playbin: pipeline failed for $f"
+        fi
+    done < "$tmp/streams"
+}
+
+mode_discoverer() {
+    list_streams > "$tmp/streams"
+    while read -r f hash n w h; do
+        if ! gst-discoverer-1.0 -v "$f" > "$tmp/disc" 2>&1; then
+            cat "$tmp/disc" >&2
+            fail "gst-discoverer-1.0 failed on $f"
+            continue
+        fi
+        grep -q 'video/x-wai' "$tmp/disc" || fail "$f: discoverer shows no video/x-wai caps"
+        grep -q "Width: $w\$" "$tmp/disc" || fail "$f: discoverer width is not $w"
+        grep -q "Height: $h\$" "$tmp/disc" || fail "$f: discoverer height is not $h"
+        dur=$(sed -n 's/^ *Duration: //p' "$tmp/disc" | head -n 1)
+        case $dur in
+            ''|0:00:00.000000000|99:99:99*) fail "$f: no duration ($dur)" ;;
+        esac
+        grep -q 'Seekable: yes' "$tmp/disc" || fail "$f: not seekable"
+        ok
+    done < "$tmp/streams"
+    # 5 frames at 25/1 fps: exactly 0.2 s
+    gst-discoverer-1.0 "$data/gst-multi.wai" 2>&1 | grep -q 'Duration: 0:00:00.200000000' ||
+        fail "gst-multi.wai: duration is not 0:00:00.200000000"
+    ok
+}
+
+mode_inspect() {
+    for e in waidec waiparse wai; do
+        GST_DEBUG='*:2' GST_DEBUG_NO_COLOR=1 gst-inspect-1.0 "$e" > "$tmp/out" 2> "$tmp/err"
+        rc=$?
+        [ "$rc" -eq 0 ] || fail "gst-inspect-1.0 $e exits with $rc"
+        # no GLib criticals/warnings at all, no GStreamer warnings about our plugin
+        if grep -E -i 'CRITICAL|GLib.*WARNING|wai' "$tmp/err" > "$tmp/bad"; then
+            cat "$tmp/bad" >&2
+            fail "gst-inspect-1.0 $e printed warnings"
+        fi
+        grep -q '(null)' "$tmp/out" && fail "gst-inspect-1.0 $e shows (null)"
+        ok
+    done
+    gst-inspect-1.0 waidec > "$tmp/out" 2>&1
+    for want in 'Codec/Decoder/Video' 'primary (256)' 'video/x-wai' 'format: RGB' \
+            'model-path' 'threads' 'kernels' 'reference' 'avx512' 'device' 'vulkan' \
+            'max-errors' 'License                  BSD'; do
+        grep -q -- "$want" "$tmp/out" || fail "gst-inspect-1.0 waidec lacks '$want'"
+    done
+    gst-inspect-1.0 waiparse > "$tmp/out" 2>&1
+    for want in 'Codec/Parser/Video' 'primary (256)' 'parsed: true'; do
+        grep -q -- "$want" "$tmp/out" || fail "gst-inspect-1.0 waiparse lacks '$want'"
+    done
+    gst-inspect-1.0 wai > "$tmp/out" 2>&1
+    for want in 'waidec' 'waiparse' 'video/x-wai: wai'; do
+        grep -q -- "$want" "$tmp/out" || fail "gst-inspect-1.0 wai lacks '$want'"
+    done
+    ok
+}
+
+# run_bad LABEL EXPECT(error|ok) FILE PIPELINE-PART...: status and crash checks
+run_bad() {
+    label=$1 expect=$2 f=$3
+    shift 3
+    gst-launch-1.0 filesrc location="$f" ! "$@" ! videoconvert ! video/x-raw,format=RGB ! \
+        filesink location="$tmp/raw" > "$tmp/log" 2>&1
+    rc=$?
+    if crashed "$rc"; then
+        cat "$tmp/log" >&2
+        fail "$label: gst-launch-1.0 crashed (status $rc)"
+        return 1
+    fi
+    if [ "$expect" = error ] && [ "$rc" -eq 0 ]; then fail "$label: no error reported"; return 1; fi
+    if [ "$expect" = ok ] && [ "$rc" -ne 0 ]; then cat "$tmp/log" >&2; fail "$label: failed"; return 1; fi
+    ok
+}
+
+frames_of() { # RAWFILE W H: frames in a padded RGB dump
+    size=$(wc -c < "$1")
+    stride=$(( ($2 * 3 + 3) / 4 * 4 ))
+    echo $((size / (stride * $3)))
+}
+
+mode_corrupt() {
+    w=35 h=21
+    for part in waidec "waiparse ! waidec" decodebin; do
+        # shellcheck disable=SC2086
+        run_bad "garbage via $part" error "$data/gst-garbage.bin" $part
+        # shellcheck disable=SC2086
+        if run_bad "missing model via $part" error "$data/gst-nomodel.wai" $part; then
+            grep -q -i 'model' "$tmp/log" || fail "missing model via $part: message lacks 'model'"
+        fi
+        # shellcheck disable=SC2086
+        if run_bad "damaged frame via $part" ok "$data/gst-corrupt.wai" $part; then
+            [ "$(frames_of "$tmp/raw" $w $h)" -eq 4 ] || fail "damaged frame via $part: not 4 frames"
+            grep -q 'WARNING' "$tmp/log" || fail "damaged frame via $part: no warning"
+        fi
+        # shellcheck disable=SC2086
+        if run_bad "truncated via $part" ok "$data/gst-truncated.wai" $part; then
+            [ "$(frames_of "$tmp/raw" $w $h)" -eq 4 ] || fail "truncated via $part: not 4 frames"
+        fi
+    done
+    run_bad "damaged frame, max-errors=0" error "$data/gst-corrupt.wai" waidec max-errors=0
+    # every single-byte flip in the header and the first frame: no crash (errors are fine)
+    size=$(wc -c < "$data/gst-multi.wai")
+    i=0
+    while [ $i -lt 140 ] && [ $i -lt "$size" ]; do
+        cp "$data/gst-multi.wai" "$tmp/flip.wai"
+        printf '\377' | dd of="$tmp/flip.wai" bs=1 seek=$i conv=notrunc 2> /dev/null
+        gst-launch-1.0 -q filesrc location="$tmp/flip.wai" ! decodebin ! fakesink > "$tmp/log" 2>&1
+        rc=$?
+        crashed "$rc" && fail "byte $i set to 0xff: crash (status $rc)"
+        i=$((i + 7))
+    done
+    ok
+}
+
+case $mode in
+    pipelines) mode_pipelines ;;
+    discoverer) mode_discoverer ;;
+    inspect) mode_inspect ;;
+    corrupt) mode_corrupt ;;
+    *) echo "unknown mode $mode" >&2; exit 2 ;;
+esac
+echo "$mode: $checks checks passed, $failures failures"
+[ "$failures" -eq 0 ]

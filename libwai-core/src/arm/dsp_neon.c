@@ -1,0 +1,11 @@
+/* NEON set (aarch64): dsp_tmpl.c at 2 doubles per vector, tiles for 32 registers. */
+#include "dsp.h"
+#include "dsp_fast.h"
+
+#define VLEN 2
+#define NB_MAIN 8
+#define MB_MAIN 3
+#define NB_SMALL 3
+#define MB_SMALL 8
+#define INIT_FN wai_dsp_init_neon
+#include "dsp_tmpl.c"

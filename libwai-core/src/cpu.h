@@ -1,0 +1,14 @@
+/* Run-time CPU features for kernel selection. */
+#ifndef WAI_CPU_H
+#define WAI_CPU_H
+
+enum {
+    WAI_CPU_AVX2 = 1 << 0,      /* AVX2 + FMA, and the OS saves YMM state */
+    WAI_CPU_AVX512 = 1 << 1,    /* AVX-512 F/DQ/BW/VL, and the OS saves ZMM state */
+    WAI_CPU_AVX512VNNI = 1 << 2,
+    WAI_CPU_NEON = 1 << 3,      /* aarch64: baseline */
+};
+
+unsigned wai_cpu_flags(void);
+
+#endif

@@ -1,0 +1,451 @@
+/* Fast conv / convT / IGDN kernels, one source for every kernel set (not compiled alone):
+ * dsp_c.c, x86/dsp_avx2.c, x86/dsp_avx512.c and arm/dsp_neon.c include it after defining
+ *   VLEN               doubles per vector (GCC vector extensions; the set's -m flags decide
+ *                      the instructions)
+ *   NB_MAIN, MB_MAIN   register tile: NB output channels x MB vectors of output positions
+ *   NB_SMALL, MB_SMALL the tile for layers with few output channels (the last g_s layer)
+ *   INIT_FN            the name of the table initialiser, e.g. wai_dsp_init_avx2
+ *
+ * Why the integers are the reference's (spec 5.1): every product x * w is an integer of at
+ * most 34 bits and every partial sum is a sum of some of the terms, so while
+ * max|x| * max|w| * terms <= 2^53 each is an integer a double holds exactly, and every
+ * addition (in any order, fused or not) is exact. The bound is checked on the ACTUAL operands
+ * of each call (max |x| over the input rows the call reads, max |w| over the layer); where it
+ * fails, or the geometry is outside what this path handles, the call runs the reference.
+ * The double sum is converted to int64 exactly and the bias, rshr and clamp are done in int64
+ * as in the reference. Zero padding is explicit zeros, which add 0 * w = 0 terms.
+ *
+ * Transposed conv runs in polyphase form: output rows oy = s*qy + py and columns
+ * ox = s*m + px of one phase (py, px) take the taps ky = py + pad (mod s), kx likewise, from
+ * input row qy + (py + pad - ky)/s and column m + (px + pad - kx)/s: a stride-1 conv over
+ * contiguous input columns. Conv with stride 1 is the single phase with offsets k - pad. */
+#include <stdlib.h>
+
+#include "dsp.h"
+
+typedef double vd __attribute__((vector_size(VLEN * 8)));
+
+#if defined(__clang__)
+#define UNROLL _Pragma("unroll")
+#else
+#define UNROLL _Pragma("GCC unroll 32")
+#endif
+
+/* Output positions (m) per packed column chunk, and output rows per packed row chunk. */
+#define COL_CHUNK 128
+#define ROW_CHUNK 8
+/* Above these the call runs the reference (memory for packed copies stays bounded). */
+#define MAX_WPACK ((size_t)256 << 20)
+/* 2^52, not 2^53: the bound itself is computed in double and may round; a factor 2 of
+ * margin makes the check safe (real layers are below 2^45). */
+#define EXACT_MAX ((double)((int64_t)1 << 52))
+#define BIAS_MAX ((int64_t)1 << 60)
+
+#define MAXS 8   /* stride bound (graph.c) */
+#define MAXK 15  /* kernel size bound (graph.c) */
+
+static inline int imin(int a, int b) { return a < b ? a : b; }
+static inline int imax(int a, int b) { return a > b ? a : b; }
+
+/* res[n * ldr + t] = sum_k wp[k * NB + n] * xb[off[k] + t] for n < NB, t < MB * VLEN. */
+#define DEF_TILE(NAME, NB, MB)                                                                \
+static void NAME(const double *restrict wp, const ptrdiff_t *restrict off, int K, \
+                             const double *restrict xb, double *restrict res, int ldr)        \
+{                                                                                             \
+    vd acc[NB][MB];                                                                           \
+    UNROLL for (int n = 0; n < NB; n++)                                                       \
+        UNROLL for (int b = 0; b < MB; b++) acc[n][b] = (vd){ 0 };                            \
+    for (int k = 0; k < K; k++) {                                                             \
+        const double *x = xb + off[k];                                                        \
+        const double *w = wp + (size_t)k * NB;                                                \
+        vd xv[MB];                                                                            \
+        UNROLL for (int b = 0; b < MB; b++) memcpy(&xv[b], x + b * VLEN, sizeof(vd));        \
+        UNROLL for (int n = 0; n < NB; n++) {                                                 \
+            const double wn = w[n];                                                           \
+            UNROLL for (int b = 0; b < MB; b++) acc[n][b] += xv[b] * wn;                      \
+        }                                                                                     \
+    }                                                                                         \
+    UNROLL for (int n = 0; n < NB; n++)                                                       \
+        UNROLL for (int b = 0; b < MB; b++)                                                   \
+            memcpy(res + (size_t)n * ldr + b * VLEN, &acc[n][b], sizeof(vd));                 \
+}
+
+DEF_TILE(tile_main, NB_MAIN, MB_MAIN)
+DEF_TILE(tile_small, NB_SMALL, MB_SMALL)
+
+typedef void (*TileFn)(const double *, const ptrdiff_t *, int, const double *, double *, int);
+
+static inline int32_t out_val(double acc, int64_t bias, unsigned shift)
+{
+    return wai_clamp_act(wai_rshr((int64_t)acc + bias, shift));
+}
+
+/* One axis of the polyphase form: for each phase p < s, the taps k and input offsets d. */
+typedef struct Phases {
+    int s, n[MAXS], k[MAXS][MAXK], d[MAXS][MAXK];
+    int dmin, dmax;
+} Phases;
+
+static void phases_init(Phases *ph, int transposed, int s, int ksize, int pad)
+{
+    ph->s = s;
+    ph->dmin = 1 << 30;
+    ph->dmax = -(1 << 30);
+    for (int p = 0; p < s; p++) {
+        ph->n[p] = 0;
+        for (int k = 0; k < ksize; k++) {
+            int d;
+            if (transposed) {
+                const int num = p + pad - k; /* small: p < 8, pad <= 14, k < 15 */
+                if (num % s) continue;
+                d = num / s; /* exact, also for num < 0 */
+            } else {
+#ifdef WAI_PLANTED_FAULT_FAST_TAP
+                d = k - pad + (k == ksize - 1); /* planted: the last tap reads one too far */
+#else
+                d = k - pad;
+#endif
+            }
+            ph->k[p][ph->n[p]] = k;
+            ph->d[p][ph->n[p]++] = d;
+            ph->dmin = imin(ph->dmin, d);
+            ph->dmax = imax(ph->dmax, d);
+        }
+    }
+    if (ph->dmin > ph->dmax) ph->dmin = ph->dmax = 0; /* no taps at all (kernel < stride) */
+}
+
+typedef struct ConvCall {
+    const WaiLayer *l;
+    Phases py, px;
+    int nb, tw, cw;          /* tile channels, tile width (positions), column chunk */
+    TileFn tile;
+    int nob;                 /* output channel blocks */
+    int wpk, prmax;          /* packed row length and rows */
+    size_t cs;               /* packed channel stride */
+    double *wpack;           /* per phase (py, px), per block: [K][nb] */
+    size_t wphase[MAXS][MAXS];
+    ptrdiff_t *off[MAXS][MAXS];
+    int K[MAXS][MAXS];
+    double *xpack;
+    double *res;
+} ConvCall;
+
+static void conv_call_free(ConvCall *c)
+{
+    free(c->wpack);
+    free(c->xpack);
+    free(c->res);
+    for (int a = 0; a < MAXS; a++)
+        for (int b = 0; b < MAXS; b++) free(c->off[a][b]);
+}
+
+/* Packs the weights per phase and block and returns max |w| (or -1 on failure). */
+static int pack_weights(ConvCall *c)
+{
+    const WaiLayer *l = c->l;
+    const int cin = l->cin, kh = l->kh, kw = l->kw;
+    size_t total = 0;
+    for (int a = 0; a < c->py.s; a++)
+        for (int b = 0; b < c->px.s; b++) {
+            c->K[a][b] = cin * c->py.n[a] * c->px.n[b];
+            c->wphase[a][b] = total;
+            total += (size_t)c->K[a][b] * c->nb * c->nob;
+        }
+    if (total > MAX_WPACK / sizeof(double)) return -1;
+    if (!(c->wpack = malloc((total ? total : 1) * sizeof(double)))) return -1;
+    int wmax = 0;
+    for (int a = 0; a < c->py.s; a++)
+        for (int b = 0; b < c->px.s; b++) {
+            double *dst = c->wpack + c->wphase[a][b];
+            const int K = c->K[a][b];
+            for (int ob = 0; ob < c->nob; ob++)
+                for (int i = 0, k = 0; i < cin; i++)
+                    for (int ty = 0; ty < c->py.n[a]; ty++)
+                        for (int tx = 0; tx < c->px.n[b]; tx++, k++)
+                            for (int n = 0; n < c->nb; n++) {
+                                const int o = ob * c->nb + n;
+                                int w = 0;
+                                if (o < l->cout)
+                                    w = l->weight[(((size_t)o * cin + i) * kh + c->py.k[a][ty]) * kw +
+                                                  c->px.k[b][tx]];
+                                wmax = imax(wmax, w < 0 ? -w : w);
+                                dst[((size_t)ob * K + k) * c->nb + n] = w;
+                            }
+        }
+    return wmax;
+}
+
+/* Offsets of every (i, ky, kx) term into a packed block, relative to the block row of qy. */
+static int make_offsets(ConvCall *c)
+{
+    for (int a = 0; a < c->py.s; a++)
+        for (int b = 0; b < c->px.s; b++) {
+            const int K = c->K[a][b];
+            ptrdiff_t *off = c->off[a][b] = malloc((size_t)(K ? K : 1) * sizeof(ptrdiff_t));
+            if (!off) return -1;
+            for (int i = 0, k = 0; i < c->l->cin; i++)
+                for (int ty = 0; ty < c->py.n[a]; ty++)
+                    for (int tx = 0; tx < c->px.n[b]; tx++, k++)
+                        off[k] = (ptrdiff_t)(i * c->cs) +
+                                 (ptrdiff_t)(c->py.d[a][ty] - c->py.dmin) * c->wpk +
+                                 (c->px.d[b][tx] - c->px.dmin);
+        }
+    return 0;
+}
+
+/* Largest |x| over input rows [r0, r1) of every channel. */
+static int64_t max_abs_rows(const int32_t *in, int cin, int ih, int iw, int r0, int r1)
+{
+    int64_t m = 0;
+    r0 = imax(r0, 0);
+    r1 = imin(r1, ih);
+    for (int i = 0; i < cin && r0 < r1; i++) {
+        const int32_t *p = in + ((size_t)i * ih + r0) * iw;
+        const size_t n = (size_t)(r1 - r0) * iw;
+        int32_t lo = 0, hi = 0;
+        for (size_t e = 0; e < n; e++) {
+            lo = p[e] < lo ? p[e] : lo;
+            hi = p[e] > hi ? p[e] : hi;
+        }
+        if (-(int64_t)lo > m) m = -(int64_t)lo;
+        if (hi > m) m = hi;
+    }
+    return m;
+}
+
+/* Packs input rows [rlo, rlo + prmax) and columns [cbase, cbase + wpk) of every channel,
+ * zeros outside the tensor. */
+static void pack_input(const ConvCall *c, const int32_t *in, int ih, int iw, int rlo, int cbase)
+{
+    const int cin = c->l->cin;
+#ifdef WAI_PLANTED_FAULT_FAST_EDGE
+    /* planted: a column chunk's last packed column is left zero */
+    const int x0 = imax(0, cbase), x1 = imin(iw, cbase + c->wpk - 1);
+#else
+    const int x0 = imax(0, cbase), x1 = imin(iw, cbase + c->wpk);
+#endif
+    for (int i = 0; i < cin; i++)
+        for (int r = 0; r < c->prmax; r++) {
+            double *dst = c->xpack + i * c->cs + (size_t)r * c->wpk;
+            const int iy = rlo + r;
+            if (iy < 0 || iy >= ih || x0 >= x1) {
+                memset(dst, 0, (size_t)c->wpk * sizeof(double));
+                continue;
+            }
+            const int32_t *src = in + ((size_t)i * ih + iy) * iw;
+            int p = 0;
+            for (; p < x0 - cbase; p++) dst[p] = 0;
+            for (int x = x0; x < x1; x++, p++) dst[p] = src[x];
+            for (; p < c->wpk; p++) dst[p] = 0;
+        }
+}
+
+/* Output row oy of phase column px, positions m in [m0, m1) of one column chunk. */
+static void conv_row(ConvCall *c, int32_t *out, int oh, int ow, int oy, int px, int rlo,
+                     int mc0, int m1)
+{
+    const WaiLayer *l = c->l;
+    const int s = c->py.s, py = oy % s, qy = oy / s;
+    const int K = c->K[py][px];
+    const double *base = c->xpack + (size_t)(qy + c->py.dmin - rlo) * c->wpk;
+    for (int ob = 0; ob < c->nob; ob++) {
+        const double *wp = c->wpack + c->wphase[py][px] + (size_t)ob * K * c->nb;
+        const int nn = imin(c->nb, l->cout - ob * c->nb);
+        for (int m0 = mc0; m0 < m1; m0 += c->tw) {
+#ifdef WAI_PLANTED_FAULT_FAST_TAIL
+            const int nt = imin(c->tw, m1 - m0) - (m1 - m0 < c->tw); /* planted: tail short */
+#else
+            const int nt = imin(c->tw, m1 - m0);
+#endif
+            if (K) {
+                c->tile(wp, c->off[py][px], K, base + (m0 - mc0), c->res, c->tw);
+            } else {
+                for (int e = 0; e < c->nb * c->tw; e++) c->res[e] = 0;
+            }
+            for (int n = 0; n < nn; n++) {
+                const int o = ob * c->nb + n;
+                const int64_t b = l->bias[o];
+                const unsigned sh = l->shift[o];
+                const double *r = c->res + (size_t)n * c->tw;
+                int32_t *dst = out + ((size_t)o * oh + oy) * ow + (size_t)m0 * s + px;
+                for (int t = 0; t < nt; t++) dst[(size_t)t * s] = out_val(r[t], b, sh);
+            }
+        }
+    }
+}
+
+/* Returns 0 when done, -1 when the caller must run the reference. */
+static int conv_fast(const WaiLayer *l, const int32_t *in, int ih, int iw, int32_t *out,
+                     int oh, int ow, int oy0, int oy1, int transposed)
+{
+    if (oy0 >= oy1) return 0;
+    const int s = transposed ? l->stride : 1;
+    if ((!transposed && l->stride != 1) || s < 1 || s > MAXS || l->kh > MAXK || l->kw > MAXK ||
+        l->kh < 1 || l->kw < 1 || l->pad < 0 || l->pad > 14)
+        return -1;
+    for (int o = 0; o < l->cout; o++)
+        if (l->bias[o] > BIAS_MAX || l->bias[o] < -BIAS_MAX) return -1;
+
+    ConvCall c;
+    memset(&c, 0, sizeof(c));
+    c.l = l;
+    phases_init(&c.py, transposed, s, l->kh, l->pad);
+    phases_init(&c.px, transposed, s, l->kw, l->pad);
+    const int small = l->cout <= NB_SMALL;
+    c.nb = small ? NB_SMALL : NB_MAIN;
+    c.tw = (small ? MB_SMALL : MB_MAIN) * VLEN;
+    c.tile = small ? tile_small : tile_main;
+    c.nob = (l->cout + c.nb - 1) / c.nb;
+    c.cw = (COL_CHUNK + c.tw - 1) / c.tw * c.tw;
+    c.wpk = c.cw + c.px.dmax - c.px.dmin;
+    c.prmax = (ROW_CHUNK - 1) / s + 2 + c.py.dmax - c.py.dmin;
+    c.cs = (size_t)c.prmax * c.wpk;
+
+    /* the bound, on the rows this call reads */
+    const int r0 = oy0 / s + c.py.dmin, r1 = (oy1 - 1) / s + c.py.dmax + 1;
+    const double xmax = (double)max_abs_rows(in, l->cin, ih, iw, r0, r1);
+    int r = -1;
+    const int wmax = pack_weights(&c);
+    const double terms = (double)l->cin * l->kh * l->kw;
+#ifdef WAI_PLANTED_FAULT_FAST_BOUND
+    (void)xmax; (void)terms; /* planted: the exactness bound is not checked */
+    if (wmax < 0) goto end;
+#else
+    if (wmax < 0 || xmax * wmax * terms > EXACT_MAX) goto end;
+#endif
+    if (make_offsets(&c) < 0) goto end;
+    if (!(c.xpack = malloc((size_t)l->cin * c.cs * sizeof(double)))) goto end;
+    if (!(c.res = malloc((size_t)c.nb * c.tw * sizeof(double)))) goto end;
+
+    const int mtot = (ow + s - 1) / s;
+    for (int ya = oy0; ya < oy1; ya += ROW_CHUNK) {
+        const int yb = imin(oy1, ya + ROW_CHUNK);
+        const int rlo = ya / s + c.py.dmin;
+        for (int mc0 = 0; mc0 < mtot; mc0 += c.cw) {
+            pack_input(&c, in, ih, iw, rlo, mc0 + c.px.dmin);
+            for (int oy = ya; oy < yb; oy++)
+                for (int px = 0; px < s; px++) {
+                    const int mpx = px < ow ? (ow - px + s - 1) / s : 0;
+                    const int m1 = imin(mpx, mc0 + c.cw);
+                    if (mc0 < m1) conv_row(&c, out, oh, ow, oy, px, rlo, mc0, m1);
+                }
+        }
+    }
+    r = 0;
+end:
+    conv_call_free(&c);
+    return r;
+}
+
+/* The reference kernels, for the calls this path does not take. */
+static WaiDsp ref_table(void)
+{
+    WaiDsp t;
+    wai_dsp_init_ref(&t);
+    return t;
+}
+
+static void conv_k(const WaiLayer *l, const int32_t *in, int ih, int iw, int32_t *out, int oh,
+                   int ow, int oy0, int oy1)
+{
+    if (conv_fast(l, in, ih, iw, out, oh, ow, oy0, oy1, 0) < 0)
+        ref_table().conv(l, in, ih, iw, out, oh, ow, oy0, oy1);
+}
+
+static void convt_k(const WaiLayer *l, const int32_t *in, int ih, int iw, int32_t *out, int oh,
+                    int ow, int oy0, int oy1)
+{
+    if (conv_fast(l, in, ih, iw, out, oh, ow, oy0, oy1, 1) < 0)
+        ref_table().convt(l, in, ih, iw, out, oh, ow, oy0, oy1);
+}
+
+/* IGDN (spec 5.5) as a product gamma[C][C] x x2[C][positions]: the same tile kernel with one
+ * term per input channel. Exact in double while max x2 * max gamma * C <= 2^53. */
+#define IGDN_CHUNK 256
+
+static int igdn_fast(const WaiLayer *l, int32_t *x, int h, int w, int y0, int y1)
+{
+    if (y0 >= y1) return 0;
+    const int C = l->cin;
+    if (C < 1 || C > 512 || l->gamma_shift < 0 || l->gamma_shift > 48) return -1;
+    int64_t gmax = 0;
+    for (size_t e = 0; e < (size_t)C * C; e++) {
+        if (l->gamma[e] < 0) return -1;
+        gmax = gmax > l->gamma[e] ? gmax : l->gamma[e];
+    }
+    for (int i = 0; i < C; i++)
+        if (l->beta[i] < 0 || l->beta[i] > BIAS_MAX) return -1;
+    const size_t plane = (size_t)h * w;
+    const int64_t amax = max_abs_rows(x, C, h, w, y0, y1);
+    const double x2max = (double)((amax * amax + (1 << 11)) >> 12); /* amax <= 2^31 */
+    if (x2max * (double)gmax * C > EXACT_MAX) return -1;
+
+    const int small = C <= NB_SMALL;
+    const int nb = small ? NB_SMALL : NB_MAIN, tw = (small ? MB_SMALL : MB_MAIN) * VLEN;
+    const TileFn tile = small ? tile_small : tile_main;
+    const int nob = (C + nb - 1) / nb;
+    const int P = (IGDN_CHUNK + tw - 1) / tw * tw;
+    const unsigned shift = 6 + (unsigned)l->gamma_shift / 2;
+    double *gp = malloc((size_t)nob * C * nb * sizeof(double));
+    double *xp = malloc((size_t)C * P * sizeof(double));
+    double *res = malloc((size_t)nb * tw * sizeof(double));
+    ptrdiff_t *off = malloc((size_t)C * sizeof(ptrdiff_t));
+    int r = -1;
+    if (!gp || !xp || !res || !off) goto end;
+    for (int ob = 0; ob < nob; ob++)
+        for (int j = 0; j < C; j++)
+            for (int n = 0; n < nb; n++) {
+                const int i = ob * nb + n;
+                gp[((size_t)ob * C + j) * nb + n] = i < C ? l->gamma[(size_t)i * C + j] : 0;
+            }
+    for (int j = 0; j < C; j++) off[j] = (ptrdiff_t)j * P;
+
+    const size_t p0 = (size_t)y0 * w, p1 = (size_t)y1 * w;
+    for (size_t pa = p0; pa < p1; pa += P) {
+        const int np = (int)(p1 - pa < (size_t)P ? p1 - pa : (size_t)P);
+        for (int j = 0; j < C; j++) {
+            const int32_t *src = x + j * plane + pa;
+            double *dst = xp + (size_t)j * P;
+            int t = 0;
+            for (; t < np; t++) dst[t] = (double)(((int64_t)src[t] * src[t] + (1 << 11)) >> 12);
+            for (; t < P; t++) dst[t] = 0;
+        }
+        for (int ob = 0; ob < nob; ob++) {
+            const int nn = imin(nb, C - ob * nb);
+            for (int t0 = 0; t0 < np; t0 += tw) {
+                tile(gp + (size_t)ob * C * nb, off, C, xp + t0, res, tw);
+                const int nt = imin(tw, np - t0);
+                for (int n = 0; n < nn; n++) {
+                    const int i = ob * nb + n;
+                    int32_t *xi = x + i * plane + pa + t0;
+                    const double *rn = res + (size_t)n * tw;
+                    for (int t = 0; t < nt; t++) {
+                        const int64_t acc = (int64_t)rn[t] + l->beta[i];
+                        const int64_t rt = wai_isqrt64((uint64_t)acc);
+                        xi[t] = wai_clamp_act(wai_rshr(xi[t] * rt, shift));
+                    }
+                }
+            }
+        }
+    }
+    r = 0;
+end:
+    free(gp);
+    free(xp);
+    free(res);
+    free(off);
+    return r;
+}
+
+static void igdn_k(const WaiLayer *l, int32_t *x, int h, int w, int y0, int y1)
+{
+    if (igdn_fast(l, x, h, w, y0, y1) < 0) ref_table().igdn(l, x, h, w, y0, y1);
+}
+
+void INIT_FN(WaiDsp *dsp)
+{
+    dsp->conv = conv_k;
+    dsp->convt = convt_k;
+    dsp->igdn = igdn_k;
+}

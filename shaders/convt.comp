@@ -1,0 +1,35 @@
+#version 450
+// transposed conv2d (spec 5.3) in gather form: output row oy takes the taps ky with
+// (oy + pad - ky) mod stride == 0 from input row iy = (oy + pad - ky) / stride in [0, ih);
+// columns likewise. The sum is the spec's scatter sum, term for term.
+#include "common.glsl"
+
+void main()
+{
+    const int gid = element_index();
+    if (gid < 0) return;
+    const int ox = gid % p.ow;
+    const int oy = (gid / p.ow) % p.oh;
+    const int o = gid / (p.ow * p.oh);
+
+    const int s = p.stride;
+    const int ny = oy + p.pad, nx = ox + p.pad;      // both >= 0
+    const int plane = p.ih * p.iw, taps = p.kh * p.kw;
+
+    int64_t acc = b[o];
+    // ky runs over ny mod s, ny mod s + s, ... while iy = (ny - ky) / s >= 0
+    for (int ky = ny % s; ky < p.kh && ky <= ny; ky += s) {
+        const int iy = (ny - ky) / s;
+        if (iy >= p.ih) continue;
+        for (int kx = nx % s; kx < p.kw && kx <= nx; kx += s) {
+            const int ix = (nx - kx) / s;
+#ifdef WAI_PLANTED_FAULT_VK_CONVT_EDGE
+            if (ix >= p.iw - 1) continue;   // planted: the last input column never contributes
+#else
+            if (ix >= p.iw) continue;
+#endif
+            acc += dot_cin(iy * p.iw + ix, o * p.cin * taps + ky * p.kw + kx, plane, taps);
+        }
+    }
+    y[gid] = clamp_act(rshr(acc, e[o]));
+}

@@ -1,0 +1,343 @@
+/*
+ * vlc-wai: VLC 3.0 plugin for WAI streams (.wai), decoding with libwai-core.
+ *
+ * Two modules in one plugin:
+ *  - "demux" (shortcut "wai"): probes the "WAIS" sequence header, creates a video ES of
+ *    fourcc 'WAI1' whose extra data is the sequence header unit, and sends one block per
+ *    frame unit with pts = frame_index * fps_den / fps_num.
+ *  - "video decoder": claims 'WAI1' and outputs RV24 (R, G, B bytes) pictures of the display
+ *    window size. It counts what it decodes and logs "wai: decoded N frames, M errors" when
+ *    it closes.
+ *
+ * VLC's own avformat demuxer hands FFmpeg's AV_CODEC_ID_WAI to decoders as 'undf', which no
+ * module can identify, so this plugin brings its own demuxer (priority above avformat's).
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <vlc_common.h>
+#include <vlc_plugin.h>
+#include <vlc_codec.h>
+#include <vlc_demux.h>
+
+#include <wai/wai.h>
+
+#define VLC_CODEC_WAI VLC_FOURCC('W', 'A', 'I', '1')
+
+#define SEQHDR_MIN 96
+#define FRAME_HDR 16
+#define FRAME_OVERHEAD 20
+#define MAX_UNIT (1u << 30)
+
+static uint32_t rl32(const uint8_t *p)
+{
+    return p[0] | p[1] << 8 | p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+/*****************************************************************************
+ * Demuxer
+ *****************************************************************************/
+struct demux_sys_t {   /* typedef'd by vlc_common.h */
+    es_out_id_t *es;
+    date_t date;            /* frame_index -> time */
+    mtime_t last_pts;
+    uint32_t frame_count;   /* 0 = unknown */
+    uint32_t fps_num, fps_den;
+};
+
+static int Demux(demux_t *demux)
+{
+    demux_sys_t *sys = demux->p_sys;
+    const uint8_t *p;
+    uint32_t payload, index;
+    block_t *block;
+
+    if (vlc_stream_Peek(demux->s, &p, FRAME_HDR) < FRAME_HDR)
+        return VLC_DEMUXER_EOF;
+    if (rl32(p) != 0x46494157u) {   /* "WAIF" */
+        msg_Err(demux, "no frame unit at %"PRIu64, vlc_stream_Tell(demux->s));
+        return VLC_DEMUXER_EGENERIC;
+    }
+    payload = rl32(p + 4);
+    index = rl32(p + 8);
+    if (payload < 20 || payload > MAX_UNIT - FRAME_OVERHEAD) {
+        msg_Err(demux, "invalid payload size %"PRIu32, payload);
+        return VLC_DEMUXER_EGENERIC;
+    }
+    /* vlc_stream_Block reads what is there: a short unit is left to the decoder */
+    block = vlc_stream_Block(demux->s, payload + FRAME_OVERHEAD);
+    if (!block)
+        return VLC_DEMUXER_EOF;
+    if (block->i_buffer < payload + FRAME_OVERHEAD)
+        block->i_flags |= BLOCK_FLAG_CORRUPTED;
+
+    date_Set(&sys->date, VLC_TS_0);
+    block->i_pts = block->i_dts = date_Increment(&sys->date, index);
+    block->i_length = date_Increment(&sys->date, 1) - block->i_pts;
+    block->i_flags |= BLOCK_FLAG_TYPE_I;
+    sys->last_pts = block->i_pts;
+
+    es_out_SetPCR(demux->out, block->i_pts);
+    es_out_Send(demux->out, sys->es, block);
+    return VLC_DEMUXER_SUCCESS;
+}
+
+static int Control(demux_t *demux, int query, va_list args)
+{
+    demux_sys_t *sys = demux->p_sys;
+
+    switch (query) {
+    case DEMUX_CAN_SEEK:
+        *va_arg(args, bool *) = false;
+        return VLC_SUCCESS;
+    case DEMUX_GET_LENGTH:
+        *va_arg(args, int64_t *) = sys->frame_count
+            ? (int64_t)sys->frame_count * CLOCK_FREQ * sys->fps_den / sys->fps_num : 0;
+        return VLC_SUCCESS;
+    case DEMUX_GET_TIME:
+        *va_arg(args, int64_t *) = sys->last_pts - VLC_TS_0;
+        return VLC_SUCCESS;
+    case DEMUX_SET_POSITION:
+    case DEMUX_SET_TIME:
+        return VLC_EGENERIC;
+    default:
+        return demux_vaControlHelper(demux->s, 0, -1, 0, 1, query, args);
+    }
+}
+
+static int OpenDemux(vlc_object_t *obj)
+{
+    demux_t *demux = (demux_t *)obj;
+    const uint8_t *p;
+    uint32_t size, fps_num, fps_den;
+    es_format_t fmt;
+    demux_sys_t *sys;
+    uint8_t *hdr;
+
+    if (vlc_stream_Peek(demux->s, &p, SEQHDR_MIN) < SEQHDR_MIN)
+        return VLC_EGENERIC;
+    if (rl32(p) != 0x53494157u || p[4] != 1)   /* "WAIS", major version 1 */
+        return VLC_EGENERIC;
+    size = rl32(p + 8);
+    fps_num = rl32(p + 36);
+    fps_den = rl32(p + 40);
+    if (size < SEQHDR_MIN || size > MAX_UNIT || !fps_num || !fps_den ||
+        !rl32(p + 28) || !rl32(p + 32) || rl32(p + 28) > 65536 || rl32(p + 32) > 65536)
+        return VLC_EGENERIC;
+
+    hdr = malloc(size);
+    if (!hdr)
+        return VLC_ENOMEM;
+    if (vlc_stream_Read(demux->s, hdr, size) != (ssize_t)size) {
+        free(hdr);
+        return VLC_EGENERIC;
+    }
+
+    sys = calloc(1, sizeof(*sys));
+    if (!sys) {
+        free(hdr);
+        return VLC_ENOMEM;
+    }
+    sys->fps_num = fps_num;
+    sys->fps_den = fps_den;
+    sys->frame_count = rl32(hdr + 44);
+    date_Init(&sys->date, fps_num, fps_den);
+    sys->last_pts = VLC_TS_0;
+
+    es_format_Init(&fmt, VIDEO_ES, VLC_CODEC_WAI);
+    fmt.video.i_width = fmt.video.i_visible_width = rl32(hdr + 28);
+    fmt.video.i_height = fmt.video.i_visible_height = rl32(hdr + 32);
+    fmt.video.i_frame_rate = fps_num;
+    fmt.video.i_frame_rate_base = fps_den;
+    fmt.video.i_sar_num = fmt.video.i_sar_den = 1;
+    fmt.i_extra = size;
+    fmt.p_extra = hdr;            /* owned by fmt from here */
+    sys->es = es_out_Add(demux->out, &fmt);
+    es_format_Clean(&fmt);
+    if (!sys->es) {
+        free(sys);
+        return VLC_EGENERIC;
+    }
+
+    demux->p_sys = sys;
+    demux->pf_demux = Demux;
+    demux->pf_control = Control;
+    return VLC_SUCCESS;
+}
+
+static void CloseDemux(vlc_object_t *obj)
+{
+    demux_t *demux = (demux_t *)obj;
+    free(demux->p_sys);
+}
+
+/*****************************************************************************
+ * Decoder
+ *****************************************************************************/
+struct decoder_sys_t {
+    WaiDecoder *wai;
+    unsigned decoded, errors;
+};
+
+static void SetOutputFormat(decoder_t *dec, unsigned w, unsigned h)
+{
+    video_format_t *v = &dec->fmt_out.video;
+
+    dec->fmt_out.i_codec = VLC_CODEC_RGB24;
+    v->i_chroma = VLC_CODEC_RGB24;
+    v->i_width = v->i_visible_width = w;
+    v->i_height = v->i_visible_height = h;
+    v->i_x_offset = v->i_y_offset = 0;
+    /* bytes R, G, B: on a little-endian machine R is the low byte */
+#ifdef WORDS_BIGENDIAN
+    v->i_rmask = 0xff0000; v->i_gmask = 0x00ff00; v->i_bmask = 0x0000ff;
+#else
+    v->i_rmask = 0x0000ff; v->i_gmask = 0x00ff00; v->i_bmask = 0xff0000;
+#endif
+    if (!v->i_sar_num || !v->i_sar_den)
+        v->i_sar_num = v->i_sar_den = 1;
+    v->b_color_range_full = true;
+}
+
+static int Decode(decoder_t *dec, block_t *block)
+{
+    decoder_sys_t *sys = dec->p_sys;
+    WaiPicture wp;
+    picture_t *pic;
+    int ret;
+
+    if (!block)   /* drain: every block is decoded when it arrives */
+        return VLCDEC_SUCCESS;
+
+    ret = wai_send_data(sys->wai, block->p_buffer, block->i_buffer);
+    if (ret >= 0)
+        ret = wai_get_picture(sys->wai, &wp);
+    if (ret < 0) {
+        if (ret == WAI_ERR_AGAIN)
+            msg_Err(dec, "incomplete frame unit");
+        else
+            msg_Err(dec, "decoding failed: %s", wai_decoder_last_error(sys->wai));
+        sys->errors++;
+        wai_decoder_flush(sys->wai);
+        block_Release(block);
+        return VLCDEC_SUCCESS;   /* one bad frame; go on with the next */
+    }
+    wai_decoder_flush(sys->wai);  /* one block is one frame unit */
+
+    if (dec->fmt_out.video.i_width != wp.width || dec->fmt_out.video.i_height != wp.height)
+        SetOutputFormat(dec, wp.width, wp.height);
+    if (decoder_UpdateVideoFormat(dec) || !(pic = decoder_NewPicture(dec))) {
+        wai_picture_unref(&wp);
+        block_Release(block);
+        return VLCDEC_SUCCESS;
+    }
+    for (unsigned y = 0; y < wp.height; y++)
+        memcpy(pic->p[0].p_pixels + (size_t)y * pic->p[0].i_pitch,
+               wp.data + (ptrdiff_t)y * wp.stride, (size_t)wp.width * 3);
+    pic->date = block->i_pts > VLC_TS_INVALID ? block->i_pts : block->i_dts;
+    pic->b_progressive = true;
+    pic->b_force = true;
+    msg_Dbg(dec, "decoded frame %"PRIu32, wp.frame_index);
+    sys->decoded++;
+    wai_picture_unref(&wp);
+    block_Release(block);
+    decoder_QueueVideo(dec, pic);
+    return VLCDEC_SUCCESS;
+}
+
+static void Flush(decoder_t *dec)
+{
+    decoder_sys_t *sys = dec->p_sys;
+    wai_decoder_flush(sys->wai);
+}
+
+static int OpenDecoder(vlc_object_t *obj)
+{
+    decoder_t *dec = (decoder_t *)obj;
+    decoder_sys_t *sys;
+    WaiSettings s;
+    WaiSequenceInfo info;
+    char *model_path, *kernels;
+    int ret;
+
+    if (dec->fmt_in.i_codec != VLC_CODEC_WAI)
+        return VLC_EGENERIC;
+
+    sys = calloc(1, sizeof(*sys));
+    if (!sys)
+        return VLC_ENOMEM;
+
+    wai_default_settings(&s);
+    model_path = var_InheritString(dec, "wai-model-path");
+    kernels = var_InheritString(dec, "wai-kernels");
+    s.model_path = model_path;
+    s.threads = var_InheritInteger(dec, "wai-threads");
+    if (kernels && wai_kernels_from_name(kernels, &s.kernels) < 0)
+        msg_Warn(dec, "unknown kernel set %s, using auto", kernels);
+    ret = wai_decoder_open(&sys->wai, &s);
+    free(model_path);
+    free(kernels);
+    if (ret < 0) {
+        msg_Err(dec, "cannot open the WAI decoder: %s", wai_strerror(ret));
+        free(sys);
+        return VLC_EGENERIC;
+    }
+
+    if (dec->fmt_in.i_extra > 0) {
+        ret = wai_send_data(sys->wai, dec->fmt_in.p_extra, dec->fmt_in.i_extra);
+        if (ret < 0) {
+            msg_Err(dec, "unusable sequence header: %s", wai_decoder_last_error(sys->wai));
+            wai_decoder_close(&sys->wai);
+            free(sys);
+            return VLC_EGENERIC;
+        }
+    }
+
+    dec->p_sys = sys;
+    video_format_Copy(&dec->fmt_out.video, &dec->fmt_in.video);
+    if (wai_decoder_get_sequence_info(sys->wai, &info) == 0)
+        SetOutputFormat(dec, info.disp_w, info.disp_h);
+    else
+        SetOutputFormat(dec, dec->fmt_in.video.i_visible_width, dec->fmt_in.video.i_visible_height);
+    dec->pf_decode = Decode;
+    dec->pf_flush = Flush;
+    msg_Dbg(dec, "libwai %s", wai_version_string());
+    return VLC_SUCCESS;
+}
+
+static void CloseDecoder(vlc_object_t *obj)
+{
+    decoder_t *dec = (decoder_t *)obj;
+    decoder_sys_t *sys = dec->p_sys;
+
+    msg_Info(dec, "wai: decoded %u frames, %u errors", sys->decoded, sys->errors);
+    wai_decoder_close(&sys->wai);
+    free(sys);
+}
+
+vlc_module_begin()
+    set_shortname("WAI")
+    set_description("WAI video decoder (libwai)")
+    set_category(CAT_INPUT)
+    set_subcategory(SUBCAT_INPUT_VCODEC)
+    set_capability("video decoder", 150)
+    set_callbacks(OpenDecoder, CloseDecoder)
+    add_string("wai-model-path", NULL, "Model path",
+               "Extra WAI model directories, ':'-separated, searched first", true)
+    add_string("wai-kernels", "auto", "Kernels",
+               "auto, reference, c, avx2, avx512 or neon", true)
+    add_integer("wai-threads", 0, "Threads", "Decoder threads (0: automatic)", true)
+    add_submodule()
+        set_shortname("WAI")
+        set_description("WAI demuxer")
+        set_category(CAT_INPUT)
+        set_subcategory(SUBCAT_INPUT_DEMUX)
+        set_capability("demux", 200)
+        set_callbacks(OpenDemux, CloseDemux)
+        add_shortcut("wai")
+vlc_module_end()
