@@ -159,8 +159,11 @@ set -- \
     --enable-filter=scale,format,null
 
 mkdir -p "$BUILD"
-# configure reruns when its arguments or the configure script change
-args="$* PKG_CONFIG_PATH=$PKG_CONFIG_PATH configure=$(sha256sum "$SRC/configure" | cut -d' ' -f1)"
+# configure reruns when its arguments, the configure script or the component lists change
+cfg_sum=$(cd "$SRC" && cat configure libavcodec/allcodecs.c libavcodec/parsers.c \
+          libavcodec/bitstream_filters.c libavformat/allformats.c libavformat/protocols.c \
+          libavfilter/allfilters.c libavdevice/alldevices.c | sha256sum | cut -d' ' -f1)
+args="$* PKG_CONFIG_PATH=$PKG_CONFIG_PATH sources=$cfg_sum"
 if [ "$(cat "$BUILD/.configure-args" 2>/dev/null || true)" != "$args" ] || [ ! -f "$BUILD/config.h" ]; then
     log "configuring"
     (cd "$BUILD" && "$SRC/configure" "$@") >>"$LOG" 2>&1 || {

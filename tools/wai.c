@@ -159,7 +159,7 @@ static int common_option(int argc, char **argv, int *i, WaiSettings *s)
 
 /* ---- decoding a file through the streaming API ---- */
 
-typedef int (*PictureFn)(void *ctx, const WaiPicture *pic);
+typedef int (*PictureFn)(void *ctx, WaiDecoder *d, const WaiPicture *pic);
 
 typedef struct DecodeResult {
     int err;             /* first error (library code), 0 if none */
@@ -199,7 +199,7 @@ static int drain(WaiDecoder *d, const char *file, int quiet, PictureFn fn, void 
             continue;
         }
         res->frames++;
-        int cb = fn ? fn(ctx, &pic) : 0;
+        int cb = fn ? fn(ctx, d, &pic) : 0;
         wai_picture_unref(&pic);
         if (cb < 0) {
             res->sink_failed = 1;
@@ -344,7 +344,7 @@ static int has_suffix(const char *s, const char *suffix)
     return 1;
 }
 
-enum { OUT_NONE, OUT_PNG, OUT_PNG_PATTERN, OUT_RAW };
+enum { OUT_NONE, OUT_PNG, OUT_PNG_PATTERN, OUT_RAW, OUT_Y4M };
 
 typedef struct DecodeCtx {
     int kind;
@@ -359,14 +359,53 @@ typedef struct DecodeCtx {
     int usage_error;
 } DecodeCtx;
 
-static int on_decoded(void *opaque, const WaiPicture *pic)
+/* One frame as Y4M 4:4:4 planes: YCbCr BT.601 full range (JFIF) with 8-bit integer weights,
+ * since Y4M has no RGB layout; the header is written before the first frame. */
+static int write_y4m_frame(DecodeCtx *c, WaiDecoder *d, const WaiPicture *pic)
+{
+    if (!c->n) {
+        WaiSequenceInfo info;
+        if (wai_decoder_get_sequence_info(d, &info) < 0) return -1;
+        fprintf(c->raw, "YUV4MPEG2 W%u H%u F%u:%u Ip A1:1 C444 XCOLORRANGE=FULL\n", pic->width,
+                pic->height, info.fps_num, info.fps_den);
+    }
+    size_t n = (size_t)pic->width * pic->height;
+    uint8_t *planes = malloc(n ? 3 * n : 1);
+    if (!planes) {
+        errmsg(c->out, "out of memory");
+        return -1;
+    }
+    for (uint32_t y = 0; y < pic->height; y++)
+        for (uint32_t x = 0; x < pic->width; x++) {
+            const uint8_t *p = pic->data + (ptrdiff_t)y * pic->stride + 3 * x;
+            int r = p[0], g = p[1], b = p[2];
+            int yy = (77 * r + 150 * g + 29 * b + 128) >> 8;
+            int cb = ((-43 * r - 85 * g + 128 * b + 128) >> 8) + 128;
+            int cr = ((128 * r - 107 * g - 21 * b + 128) >> 8) + 128;
+            size_t i = (size_t)y * pic->width + x;
+            planes[i] = (uint8_t)yy;
+            planes[n + i] = (uint8_t)(cb < 0 ? 0 : cb > 255 ? 255 : cb);
+            planes[2 * n + i] = (uint8_t)(cr < 0 ? 0 : cr > 255 ? 255 : cr);
+        }
+    int ok = fputs("FRAME\n", c->raw) >= 0 && fwrite(planes, 1, 3 * n, c->raw) == 3 * n;
+    free(planes);
+    if (!ok) {
+        errmsg(c->out, "write error: %s", strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+static int on_decoded(void *opaque, WaiDecoder *d, const WaiPicture *pic)
 {
     DecodeCtx *c = opaque;
     size_t row = (size_t)pic->width * 3;
     if (c->hash)
         for (uint32_t y = 0; y < pic->height; y++)
             sha256_update(&c->sha, row, pic->data + (ptrdiff_t)y * pic->stride);
-    if (c->kind == OUT_RAW) {
+    if (c->kind == OUT_Y4M) {
+        if (write_y4m_frame(c, d, pic)) return -1;
+    } else if (c->kind == OUT_RAW) {
         for (uint32_t y = 0; y < pic->height; y++) {
             if (fwrite(pic->data + (ptrdiff_t)y * pic->stride, 1, row, c->raw) != row) {
                 errmsg(c->out, "write error: %s", strerror(errno));
@@ -407,7 +446,8 @@ static void decode_usage(FILE *f)
         "Decode a WAI stream (IN '-' reads stdin).\n"
         "  -o OUT              OUT.png: one frame as PNG; a pattern like out-%%03d.png: one PNG\n"
         "                      per frame (numbered from 0); OUT.rgb or '-': raw RGB24 of all\n"
-        "                      frames concatenated ('-' is stdout)\n"
+        "                      frames concatenated ('-' is stdout); OUT.y4m: all frames as\n"
+        "                      Y4M 4:4:4 (YCbCr BT.601 full range, converted from the RGB)\n"
         "  --sha256            print the SHA-256 of all decoded RGB bytes (spec section 8)\n"
         "%s"
         "  -h, --help          this help\n", common_help);
@@ -462,8 +502,9 @@ static int cmd_decode(int argc, char **argv)
             return EXIT_USAGE;
         } else if (has_suffix(c.out, ".png")) c.kind = pat ? OUT_PNG_PATTERN : OUT_PNG;
         else if (has_suffix(c.out, ".rgb") && !pat) c.kind = OUT_RAW;
+        else if (has_suffix(c.out, ".y4m") && !pat) c.kind = OUT_Y4M;
         else {
-            errmsg(c.out, "unknown output type: use .png, a .png pattern, .rgb or '-'");
+            errmsg(c.out, "unknown output type: use .png, a .png pattern, .rgb, .y4m or '-'");
             return EXIT_USAGE;
         }
         if (!strcmp(c.out, "-") && c.hash) {
@@ -472,7 +513,7 @@ static int cmd_decode(int argc, char **argv)
         }
     }
     if (c.hash) sha256_init(&c.sha);
-    if (c.kind == OUT_RAW) {
+    if (c.kind == OUT_RAW || c.kind == OUT_Y4M) {
         c.raw = strcmp(c.out, "-") ? fopen(c.out, "wb") : stdout;
         if (!c.raw) {
             errmsg(c.out, "%s", strerror(errno));
@@ -720,7 +761,7 @@ typedef struct VerifyCtx {
     uint32_t bad_w, bad_h;
 } VerifyCtx;
 
-static int on_verify(void *opaque, const WaiPicture *pic)
+static int on_verify(void *opaque, WaiDecoder *d, const WaiPicture *pic)
 {
     VerifyCtx *c = opaque;
     if (pic->width != c->w || pic->height != c->h) {

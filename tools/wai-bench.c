@@ -1,0 +1,335 @@
+/* wai-bench: decode-throughput benchmark of the kernel sets and thread counts ("policies").
+ * All policies run interleaved in one process on the same inputs, in a rotating order; every
+ * run's output is hashed and the program aborts if any policy's output differs from the
+ * first one's (a benchmark of wrong answers is worthless). Reports median and min-max.
+ *
+ *   wai-bench --model q6.whm [--size 768x512] [--reps N] [--policies LIST] [--cases LIST]
+ *     LIST of policies: comma-separated KERNELS/THREADS, e.g. reference/1,avx512/1,avx512/0
+ *       (threads 0 = automatic); default c/1,avx2/1,avx512/1,auto/1,auto/0 (those available)
+ *     cases: gs (whole g_s), layers (per-layer g_s profile), convt, conv, igdn
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "dsp.h"
+#include "graph.h"
+#include "model.h"
+
+#define MAX_POL 16
+#define MAX_REPS 64
+
+typedef struct Policy {
+    char name[64];
+    WaiDsp dsp;
+} Policy;
+
+static Policy pol[MAX_POL];
+static int n_pol;
+static int reps = 5;
+
+static uint64_t rng_state = 12345;
+static uint64_t rnd(void)
+{
+    uint64_t z = (rng_state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+static int64_t rrange(int64_t lo, int64_t hi) { return lo + (int64_t)(rnd() % (uint64_t)(hi - lo + 1)); }
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static uint64_t fnv(const int32_t *p, size_t n)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+    const uint8_t *b = (const uint8_t *)p;
+    for (size_t e = 0; e < n * 4; e++) h = (h ^ b[e]) * 0x100000001b3ull;
+    return h;
+}
+
+/* CPU seconds of the whole process (all threads): on a machine shared with other jobs, wall
+ * time measures the load as much as the code; CPU time measures the work. */
+static double cpu_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    const double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Runs `layers` on `in` with every policy, reps times, rotating the order. */
+static void bench_layers(const char *name, const WaiLayer *layers, uint32_t n, const int32_t *in,
+                         WaiShape s, double macs, int32_t **keep, WaiShape *keep_shape)
+{
+    static double t[MAX_POL][MAX_REPS], c[MAX_POL][MAX_REPS];
+    uint64_t want = 0;
+    int have = 0;
+    for (int r = 0; r < reps; r++)
+        for (int k = 0; k < n_pol; k++) {
+            const int p = (k + r) % n_pol;
+            int32_t *out = NULL;
+            WaiShape os;
+            const double t0 = now(), c0 = cpu_now();
+            const int err = wai_run_layers(&pol[p].dsp, layers, n, in, s, &out, &os);
+            t[p][r] = now() - t0;
+            c[p][r] = cpu_now() - c0;
+            if (err < 0) {
+                fprintf(stderr, "wai-bench: %s: %s failed (%d)\n", name, pol[p].name, err);
+                exit(3);
+            }
+            const uint64_t h = fnv(out, (size_t)os.c * os.h * os.w);
+            if (!have) {
+                want = h;
+                have = 1;
+            } else if (h != want) {
+                fprintf(stderr, "wai-bench: %s: output of %s differs (hash %016" PRIx64
+                        ", expected %016" PRIx64 "): aborting\n", name, pol[p].name, h, want);
+                exit(1);
+            }
+            if (keep && !*keep) {
+                *keep = out;
+                *keep_shape = os;
+            } else {
+                free(out);
+            }
+        }
+    printf("%s  [output hash %016" PRIx64 ", equal for every policy]\n", name, want);
+    for (int p = 0; p < n_pol; p++) {
+        qsort(t[p], (size_t)reps, sizeof(double), cmp_double);
+        qsort(c[p], (size_t)reps, sizeof(double), cmp_double);
+        const double med = t[p][reps / 2], cmed = c[p][reps / 2];
+        printf("  %-16s wall median %9.2f ms (min %9.2f, max %9.2f)  cpu median %9.2f ms",
+               pol[p].name, med * 1e3, t[p][0] * 1e3, t[p][reps - 1] * 1e3, cmed * 1e3);
+        if (macs > 0)
+            printf("  %6.2f GMAC/s wall, %6.2f per cpu-s", macs / med * 1e-9, macs / cmed * 1e-9);
+        printf("\n");
+    }
+    fflush(stdout);
+}
+
+static double layer_macs(const WaiLayer *l, WaiShape in, WaiShape out)
+{
+    const double n = (double)out.c * out.h * out.w;
+    switch (l->type) {
+    case WAI_LAYER_CONV: return n * l->cin * l->kh * l->kw;
+    case WAI_LAYER_CONVT: return (double)in.c * in.h * in.w * l->cout * l->kh * l->kw;
+    case WAI_LAYER_IGDN: return n * l->cin;
+    default: return 0;
+    }
+}
+
+static void out_shape(const WaiLayer *l, WaiShape in, WaiShape *out)
+{
+    *out = in;
+    if (l->type == WAI_LAYER_CONV) {
+        out->c = l->cout;
+        out->h = (in.h + 2 * l->pad - l->kh) / l->stride + 1;
+        out->w = (in.w + 2 * l->pad - l->kw) / l->stride + 1;
+    } else if (l->type == WAI_LAYER_CONVT) {
+        out->c = l->cout;
+        out->h = (in.h - 1) * l->stride - 2 * l->pad + l->kh + l->out_pad;
+        out->w = (in.w - 1) * l->stride - 2 * l->pad + l->kw + l->out_pad;
+    }
+}
+
+static const char *type_name(int t)
+{
+    return t == WAI_LAYER_CONV ? "conv" : t == WAI_LAYER_CONVT ? "convT" : t == WAI_LAYER_IGDN ? "IGDN" : "lrelu";
+}
+
+static int32_t *rand_act(size_t n, int amp)
+{
+    int32_t *x = malloc(n * sizeof(*x));
+    if (!x) exit(3);
+    for (size_t e = 0; e < n; e++) x[e] = (int32_t)rrange(-amp, amp);
+    return x;
+}
+
+/* A synthetic layer (weights in the model's ranges) for the kernel cases. */
+static WaiLayer synth_conv(int type, int cin, int cout, int k, int s, int pad, int op)
+{
+    WaiLayer l;
+    memset(&l, 0, sizeof(l));
+    l.type = type;
+    l.cin = cin; l.cout = cout; l.kh = l.kw = k; l.stride = s; l.pad = pad; l.out_pad = op;
+    const size_t nw = (size_t)cout * cin * k * k;
+    l.weight = malloc(nw * sizeof(*l.weight));
+    l.shift = malloc((size_t)cout);
+    l.bias = malloc((size_t)cout * sizeof(*l.bias));
+    if (!l.weight || !l.shift || !l.bias) exit(3);
+    for (size_t e = 0; e < nw; e++) l.weight[e] = (int16_t)rrange(-2047, 2047);
+    for (int o = 0; o < cout; o++) {
+        l.shift[o] = 18;
+        l.bias[o] = rrange(-(1 << 20), 1 << 20);
+    }
+    return l;
+}
+
+static void free_layer(WaiLayer *l)
+{
+    free(l->weight); free(l->shift); free(l->bias); free(l->beta); free(l->gamma);
+}
+
+/* Whether the comma-separated list has the exact token. */
+static int has_case(const char *list, const char *tok)
+{
+    const size_t n = strlen(tok);
+    for (const char *p = list; p && *p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL)
+        if (!strncmp(p, tok, n) && (p[n] == ',' || !p[n])) return 1;
+    return 0;
+}
+
+static int add_policy(const char *spec)
+{
+    char kn[32];
+    int threads = 1;
+    const char *slash = strchr(spec, '/');
+    size_t len = slash ? (size_t)(slash - spec) : strlen(spec);
+    if (len >= sizeof(kn)) return -1;
+    memcpy(kn, spec, len);
+    kn[len] = 0;
+    if (slash) threads = atoi(slash + 1);
+    WaiKernels k;
+    if (wai_kernels_from_name(kn, &k) < 0 || threads < 0 || n_pol >= MAX_POL) return -1;
+    Policy *p = &pol[n_pol];
+    if (wai_dsp_init(&p->dsp, k) < 0) {
+        fprintf(stderr, "wai-bench: kernel set %s not available here, skipped\n", kn);
+        return 0;
+    }
+    const int t = wai_dsp_set_threads(&p->dsp, threads);
+    snprintf(p->name, sizeof(p->name), "%s/%d%s", kn, t, threads ? "" : "(auto)");
+    n_pol++;
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    const char *model_path = NULL, *policies = "c/1,avx2/1,avx512/1,auto/1,auto/0";
+    const char *cases = "gs,layers,convt,conv,igdn";
+    int W = 768, H = 512;
+    for (int a = 1; a < argc; a++) {
+        if (!strcmp(argv[a], "--model") && a + 1 < argc) model_path = argv[++a];
+        else if (!strcmp(argv[a], "--size") && a + 1 < argc) {
+            if (sscanf(argv[++a], "%dx%d", &W, &H) != 2 || W < 64 || H < 64) return 2;
+        } else if (!strcmp(argv[a], "--reps") && a + 1 < argc) reps = atoi(argv[++a]);
+        else if (!strcmp(argv[a], "--policies") && a + 1 < argc) policies = argv[++a];
+        else if (!strcmp(argv[a], "--cases") && a + 1 < argc) cases = argv[++a];
+        else {
+            fprintf(stderr, "usage: wai-bench --model M.whm [--size WxH] [--reps N] "
+                            "[--policies KERNELS/THREADS,...] [--cases gs,layers,convt,conv,igdn]\n");
+            return 2;
+        }
+    }
+    if (reps < 1) reps = 1;
+    if (reps > MAX_REPS) reps = MAX_REPS;
+    char *pl = strdup(policies);
+    for (char *tok = strtok(pl, ","); tok; tok = strtok(NULL, ","))
+        if (add_policy(tok) < 0) {
+            fprintf(stderr, "wai-bench: bad policy '%s'\n", tok);
+            return 2;
+        }
+    free(pl);
+    if (!n_pol) return 2;
+    printf("wai-bench: %d policies, %d reps each, interleaved in rotating order\n", n_pol, reps);
+
+    WaiModel *m = NULL;
+    if (model_path) {
+        uint8_t *bytes;
+        size_t size;
+        char msg[256];
+        if (wai_read_file(model_path, (size_t)512 << 20, &bytes, &size) < 0 ||
+            wai_model_parse(&m, bytes, size, msg, sizeof(msg)) < 0) {
+            fprintf(stderr, "wai-bench: cannot load %s\n", model_path);
+            return 3;
+        }
+        free(bytes);
+    }
+
+    if (m && (has_case(cases, "gs") || has_case(cases, "layers"))) {
+        WaiGeometry g;
+        if (wai_geometry(m, (uint32_t)W, (uint32_t)H, &g) < 0) return 3;
+        const size_t ny = (size_t)g.y.c * g.y.h * g.y.w;
+        int32_t *y = malloc(ny * sizeof(*y));
+        for (size_t e = 0; e < ny; e++) /* y_hat-like: small integers in Q12 plus a mean */
+            y[e] = (int32_t)(rrange(-2, 2) * 4096 + rrange(-2048, 2048));
+        double total = 0;
+        WaiShape s = g.y;
+        for (uint32_t k = 0; k < m->n_gs; k++) {
+            WaiShape o;
+            out_shape(&m->gs[k], s, &o);
+            total += layer_macs(&m->gs[k], s, o);
+            s = o;
+        }
+        char title[128];
+        if (has_case(cases, "gs")) {
+            snprintf(title, sizeof(title), "g_s %s, %dx%d (y %dx%dx%d)", m->name, W, H, g.y.c, g.y.h, g.y.w);
+            bench_layers(title, m->gs, m->n_gs, y, g.y, total, NULL, NULL);
+        }
+        if (has_case(cases, "layers")) {
+            int32_t *cur = y;
+            s = g.y;
+            for (uint32_t k = 0; k < m->n_gs; k++) {
+                const WaiLayer *l = &m->gs[k];
+                WaiShape o;
+                out_shape(l, s, &o);
+                snprintf(title, sizeof(title), "g_s layer %u: %s %dx%dx%d -> %dx%dx%d", k,
+                         type_name(l->type), s.c, s.h, s.w, o.c, o.h, o.w);
+                int32_t *next = NULL;
+                WaiShape ns;
+                bench_layers(title, l, 1, cur, s, layer_macs(l, s, o), &next, &ns);
+                if (cur != y) free(cur);
+                cur = next;
+                s = ns;
+            }
+            if (cur != y) free(cur);
+        }
+        free(y);
+    }
+    if (has_case(cases, "convt")) {
+        WaiLayer l = synth_conv(WAI_LAYER_CONVT, 192, 192, 5, 2, 2, 1);
+        int32_t *x = rand_act((size_t)192 * 64 * 64, 1 << 14);
+        bench_layers("convT 192->192 k5 s2 p2 op1, 64x64 -> 128x128", &l, 1, x,
+                     (WaiShape){ 192, 64, 64 }, 192.0 * 192 * 25 * 64 * 64, NULL, NULL);
+        free(x);
+        free_layer(&l);
+    }
+    if (has_case(cases, "conv")) {
+        WaiLayer l = synth_conv(WAI_LAYER_CONV, 192, 192, 3, 1, 1, 0);
+        int32_t *x = rand_act((size_t)192 * 64 * 64, 1 << 14);
+        bench_layers("conv 192->192 k3 s1 p1, 64x64", &l, 1, x, (WaiShape){ 192, 64, 64 },
+                     192.0 * 192 * 9 * 64 * 64, NULL, NULL);
+        free(x);
+        free_layer(&l);
+    }
+    if (has_case(cases, "igdn")) {
+        WaiLayer l;
+        memset(&l, 0, sizeof(l));
+        l.type = WAI_LAYER_IGDN;
+        l.cin = l.cout = 192;
+        l.gamma_shift = 16;
+        l.beta = malloc(192 * sizeof(*l.beta));
+        l.gamma = malloc(192 * 192 * sizeof(*l.gamma));
+        for (int i = 0; i < 192; i++) l.beta[i] = ((int64_t)1 << 28) + rrange(-(1 << 24), 1 << 24);
+        for (int e = 0; e < 192 * 192; e++) l.gamma[e] = (int32_t)(e % 193 ? rrange(66, 655) : rrange(5243, 7864));
+        int32_t *x = rand_act((size_t)192 * 128 * 128, 1 << 14);
+        bench_layers("IGDN 192 ch, 128x128", &l, 1, x, (WaiShape){ 192, 128, 128 },
+                     192.0 * 192 * 128 * 128, NULL, NULL);
+        free(x);
+        free_layer(&l);
+    }
+    wai_model_free(m);
+    return 0;
+}
