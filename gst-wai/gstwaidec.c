@@ -61,6 +61,7 @@ struct _GstWaiDec
   WaiDecoder *dec;
   GstVideoCodecState *input_state;
   GstBuffer *seqhdr;            /* the sequence header unit in use */
+  GstBuffer *pending_header;    /* codec_data not yet given to the library */
   WaiSequenceInfo info;
   gboolean resyncing;           /* skipping damaged bytes (raw input); reported once */
 };
@@ -333,6 +334,7 @@ gst_wai_dec_stop (GstVideoDecoder * vdec)
 
   wai_decoder_close (&self->dec);
   gst_clear_buffer (&self->seqhdr);
+  gst_clear_buffer (&self->pending_header);
   g_clear_pointer (&self->input_state, gst_video_codec_state_unref);
   return TRUE;
 }
@@ -352,20 +354,45 @@ gst_wai_dec_set_format (GstVideoDecoder * vdec, GstVideoCodecState * state)
     parsed = FALSE;
   gst_video_decoder_set_packetized (vdec, parsed);
 
+  /* used with the first frame: an error here (model not found) would be taken by
+   * decodebin as "this decoder cannot handle the caps" and reported as a missing plugin */
   if (state->codec_data) {
-    GstMapInfo map;
-    GstFlowReturn ret;
-
-    if (!gst_buffer_map (state->codec_data, &map, GST_MAP_READ))
-      return FALSE;
-    ret = gst_wai_dec_handle_seqhdr (self, map.data, map.size);
-    gst_buffer_unmap (state->codec_data, &map);
-    return ret == GST_FLOW_OK;
+    gst_buffer_replace (&self->pending_header, state->codec_data);
+    return TRUE;
   }
   /* new caps but the same header: the output state still refers to the old input state */
   if (self->seqhdr)
     return gst_wai_dec_configure_output (self, self->info.disp_w, self->info.disp_h);
   return TRUE;
+}
+
+static GstFlowReturn
+gst_wai_dec_take_pending_header (GstWaiDec * self)
+{
+  GstBuffer *hdr = self->pending_header;
+  GstMapInfo map;
+  GstFlowReturn ret;
+
+  if (!hdr)
+    return GST_FLOW_OK;
+  self->pending_header = NULL;
+  if (!gst_buffer_map (hdr, &map, GST_MAP_READ)) {
+    gst_buffer_unref (hdr);
+    GST_ELEMENT_ERROR (self, CORE, FAILED, ("Could not map codec_data."), (NULL));
+    return GST_FLOW_ERROR;
+  }
+  ret = gst_wai_dec_handle_seqhdr (self, map.data, map.size);
+  gst_buffer_unmap (hdr, &map);
+  gst_buffer_unref (hdr);
+  return ret;
+}
+
+static GstFlowReturn
+gst_wai_dec_not_wai (GstWaiDec * self, const gchar * what)
+{
+  GST_ELEMENT_ERROR (self, STREAM, WRONG_TYPE,
+      ("This is not a WAI stream: it does not start with a sequence header."), ("%s", what));
+  return GST_FLOW_ERROR;
 }
 
 /* Raw input: hand the base class one frame unit at a time; consume headers here. */
@@ -408,6 +435,12 @@ gst_wai_dec_parse (GstVideoDecoder * vdec, GstVideoCodecFrame * frame, GstAdapte
         ("wai_find_unit: %s", wai_strerror (r)));
     return GST_FLOW_ERROR;
   }
+
+  /* spec 2: a stream starts with its sequence header; failing early also spares
+   * gst-launch a race between an error at EOS and the sink prerolling on that EOS */
+  if (!self->seqhdr && (u.offset > 0 || at_eos))
+    return gst_wai_dec_not_wai (self, u.offset > 0 ? "bytes that are no unit" :
+        "the stream ends inside its first unit");
 
   if (u.offset > 0 && u.offset <= avail) {
     skip = u.offset;            /* bytes that cannot start a unit: damage */
@@ -499,18 +532,25 @@ gst_wai_dec_handle_frame (GstVideoDecoder * vdec, GstVideoCodecFrame * frame)
     return GST_FLOW_ERROR;
   }
 
+  ret = gst_wai_dec_take_pending_header (self);
+
   /* packetized input may carry the sequence header in band */
-  if (map.size >= 4 && memcmp (map.data, "WAIS", 4) == 0) {
+  if (ret == GST_FLOW_OK && map.size >= 4 && memcmp (map.data, "WAIS", 4) == 0) {
     ret = gst_wai_dec_handle_seqhdr (self, map.data, map.size);
     gst_buffer_unmap (frame->input_buffer, &map);
     gst_video_decoder_release_frame (vdec, frame);
     return ret;
   }
 
-  if (!self->seqhdr) {
+  if (ret == GST_FLOW_OK && !self->seqhdr) {
+    ret = gst_wai_dec_not_wai (self, gst_video_decoder_get_packetized (vdec) ?
+        "a frame unit came before any sequence header (in band or codec_data)" :
+        "a frame unit came before any sequence header");
+  }
+  if (ret != GST_FLOW_OK) {
     gst_buffer_unmap (frame->input_buffer, &map);
     gst_video_decoder_drop_frame (vdec, frame);
-    return gst_wai_dec_soft_error (self, "frame before any sequence header", 0);
+    return ret;
   }
 
   /* late frames are not worth a (costly) decode; every frame is a key frame */
@@ -685,8 +725,8 @@ gst_wai_dec_init (GstWaiDec * self)
   self->kernels = DEFAULT_KERNELS;
   self->device = DEFAULT_DEVICE;
 
+  /* filesrc ! waidec gives no caps at all: that is raw input */
   gst_video_decoder_set_packetized (vdec, FALSE);
-  gst_video_decoder_set_needs_format (vdec, TRUE);
   gst_video_decoder_set_use_default_pad_acceptcaps (vdec, TRUE);
   GST_PAD_SET_ACCEPT_TEMPLATE (GST_VIDEO_DECODER_SINK_PAD (vdec));
 }

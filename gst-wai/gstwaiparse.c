@@ -188,6 +188,14 @@ gst_wai_parse_handle_frame (GstBaseParse * parse, GstBaseParseFrame * frame, gin
 
   if (r == WAI_ERR_AGAIN || (r == 0 && u.offset > 0)) {
     gst_buffer_unmap (buf, &map);
+    /* spec 2: a stream starts with its sequence header. Failing at once (rather than with
+     * "no valid frames" at EOS) also spares gst-launch a race with the sink's preroll. */
+    if (!self->seqhdr && frame->offset == 0 && (u.offset > 0 ||
+            GST_BASE_PARSE_DRAINING (parse))) {
+      GST_ELEMENT_ERROR (self, STREAM, WRONG_TYPE,
+          ("This is not a WAI stream: it does not start with a sequence header."), (NULL));
+      return GST_FLOW_ERROR;
+    }
     if (u.offset > 0 && u.offset <= map.size) {
       *skipsize = (gint) u.offset;      /* cannot start a unit: resync */
       gst_wai_parse_damage (self, frame, u.offset);

@@ -17,7 +17,7 @@ layout(std430, set = 0, binding = 4) readonly buffer Shift { uint e[]; };     //
 // Mirrors WaiVkPush in vk.c: 13 int32, std430 (no padding).
 layout(push_constant) uniform Params {
     int cin, cout, ih, iw, oh, ow, kh, kw, stride, pad;
-    int n;          // output elements
+    int n;          // invocations (output elements; convT: see convt.comp)
     int slope;      // leaky ReLU slope_q16
     int shift;      // IGDN: 6 + gamma_shift / 2
 } p;

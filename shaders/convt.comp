@@ -6,13 +6,24 @@
 
 void main()
 {
+    // Invocations are ordered by output phase (oy mod s, ox mod s), then position: the lanes of
+    // a subgroup share their tap set (no divergence) and read consecutive input columns.
+    // p.n counts cout * s^2 * ceil(oh / s) * ceil(ow / s) invocations; a few fall outside.
     const int gid = element_index();
     if (gid < 0) return;
-    const int ox = gid % p.ow;
-    const int oy = (gid / p.ow) % p.oh;
-    const int o = gid / (p.ow * p.oh);
-
     const int s = p.stride;
+    const int qw = (p.ow + s - 1) / s, qh = (p.oh + s - 1) / s;
+    int t = gid / qw;
+    const int qx = gid - t * qw;
+    const int qy = t % qh;
+    t /= qh;
+    const int px = t % s;
+    t /= s;
+    const int py = t % s;
+    const int o = t / s;
+    const int oy = qy * s + py, ox = qx * s + px;
+    if (oy >= p.oh || ox >= p.ow) return;
+
     const int ny = oy + p.pad, nx = ox + p.pad;      // both >= 0
     const int plane = p.ih * p.iw, taps = p.kh * p.kw;
 
@@ -31,5 +42,5 @@ void main()
             acc += dot_cin(iy * p.iw + ix, o * p.cin * taps + ky * p.kw + kx, plane, taps);
         }
     }
-    y[gid] = clamp_act(rshr(acc, e[o]));
+    y[(o * p.oh + oy) * p.ow + ox] = clamp_act(rshr(acc, e[o]));
 }

@@ -3,12 +3,13 @@
  * cache, the CPU fallback, the tiny model's h_s and g_s, and every conformance vector decoded
  * through the backend against its pinned hash.
  *
- *   test_vulkan [--device N] [--vectors-only] [--cpu-times] [MANIFEST]
+ *   test_vulkan [--device N] [--vectors-only] [--cpu-times] [--repeat N] [MANIFEST]
  *
  * This test exists only in builds with Vulkan, so a missing device is a failure (exit 1), never
  * a skip. MANIFEST (default $WAI_SOURCE_ROOT/vectors/manifest.txt) may be absent: then the
- * vector part says so and is not run. --vectors-only and --cpu-times are for tools/gpu-check.sh
- * (per-vector times, also on the reference kernels). */
+ * vector part says so and is not run. --vectors-only, --cpu-times (also time the reference
+ * kernels) and --repeat (report the fastest of N decodes, each checked) are for
+ * tools/gpu-check.sh. */
 #include <nettle/sha2.h>
 #include <stdio.h>
 #include <string.h>
@@ -635,7 +636,7 @@ static int decode_stream(const uint8_t *buf, size_t size, const WaiDsp *dsp, Mod
 }
 
 /* Returns the number of vectors checked, -1 if the manifest is absent. */
-static int test_vectors(const char *manifest, int cpu_times)
+static int test_vectors(const char *manifest, int cpu_times, int repeat)
 {
     FILE *f = fopen(manifest, "r");
     if (!f) {
@@ -679,21 +680,30 @@ static int test_vectors(const char *manifest, int cpu_times)
         }
         uint8_t got[32];
         uint32_t nf = 0, w = 0, h = 0;
-        const double t0 = now_ms();
-        int r = decode_stream(buf, bs, &gpu, models, &n_models, got, &nf, &w, &h);
-        const double t1 = now_ms();
-        double tc = 0;
-        if (cpu_times) {
+        int r = 0;
+        double tg = 1e300, tc = 1e300;
+        for (int rep = 0; rep < repeat; rep++) { /* the fastest of `repeat` decodes */
+            uint8_t again[32];
+            const double t0 = now_ms();
+            const int ri = decode_stream(buf, bs, &gpu, models, &n_models, rep ? again : got, &nf, &w, &h);
+            const double t1 = now_ms() - t0;
+            tg = t1 < tg ? t1 : tg;
+            if (rep && !ri && memcmp(again, got, 32)) r = WAI_ERR_INTERNAL; /* not repeatable */
+            if (!r) r = ri;
+        }
+        for (int rep = 0; cpu_times && rep < repeat; rep++) {
             uint8_t got2[32];
             uint32_t nf2, w2, h2;
             const double t2 = now_ms();
             const int r2 = decode_stream(buf, bs, &ref, models, &n_models, got2, &nf2, &w2, &h2);
-            tc = now_ms() - t2;
-            total_cpu += tc;
+            const double t3 = now_ms() - t2;
+            tc = t3 < tc ? t3 : tc;
             CHECK_EQ(r2, 0);
+            CHECK(!memcmp(got2, want, 32));
         }
         free(buf);
-        total_gpu += t1 - t0;
+        total_gpu += tg;
+        if (cpu_times) total_cpu += tc;
         n++;
         const int pass = r == 0 && nf == frames && w == ww && h == hh && !memcmp(got, want, 32);
         tu_checks++;
@@ -703,10 +713,10 @@ static int test_vectors(const char *manifest, int cpu_times)
         }
         if (cpu_times)
             printf("%s %-28s %u frame%s %ux%u  vulkan %8.1f ms  reference %8.1f ms\n",
-                   pass ? "PASS" : "FAIL", file, nf, nf == 1 ? " " : "s", w, h, t1 - t0, tc);
+                   pass ? "PASS" : "FAIL", file, nf, nf == 1 ? " " : "s", w, h, tg, tc);
         else
             printf("%s %-28s %u frame%s %ux%u  vulkan %8.1f ms%s\n", pass ? "PASS" : "FAIL", file, nf,
-                   nf == 1 ? " " : "s", w, h, t1 - t0, r ? " (decode error)" : "");
+                   nf == 1 ? " " : "s", w, h, tg, r ? " (decode error)" : "");
         if (r) fprintf(stderr, "  %s: decode error %d (%s)\n", file, r, wai_strerror(r));
     }
     fclose(f);
@@ -725,14 +735,19 @@ static int test_vectors(const char *manifest, int cpu_times)
 
 int main(int argc, char **argv)
 {
-    int device = 0, vectors_only = 0, cpu_times = 0;
+    int device = 0, vectors_only = 0, cpu_times = 0, repeat = 1;
     const char *manifest = NULL;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--device") && i + 1 < argc) device = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--vectors-only")) vectors_only = 1;
         else if (!strcmp(argv[i], "--cpu-times")) cpu_times = 1;
+        else if (!strcmp(argv[i], "--repeat") && i + 1 < argc) {
+            repeat = atoi(argv[++i]);
+            if (repeat < 1 || repeat > 100) repeat = 1;
+        }
         else if (argv[i][0] == '-') {
-            fprintf(stderr, "usage: test_vulkan [--device N] [--vectors-only] [--cpu-times] [MANIFEST]\n");
+            fprintf(stderr, "usage: test_vulkan [--device N] [--vectors-only] [--cpu-times] "
+                            "[--repeat N] [MANIFEST]\n");
             return 2;
         } else manifest = argv[i];
     }
@@ -775,7 +790,7 @@ int main(int argc, char **argv)
             wai_model_free(m);
         }
     }
-    test_vectors(manifest, cpu_times);
+    test_vectors(manifest, cpu_times, repeat);
 
     WaiVkStats st;
     wai_vk_get_stats(vk, &st);

@@ -193,12 +193,9 @@ static void SetOutputFormat(decoder_t *dec, unsigned w, unsigned h)
     v->i_width = v->i_visible_width = w;
     v->i_height = v->i_visible_height = h;
     v->i_x_offset = v->i_y_offset = 0;
-    /* bytes R, G, B: on a little-endian machine R is the low byte */
-#ifdef WORDS_BIGENDIAN
+    /* bytes R, G, B: VLC 3 describes that as RV24 with these masks whatever the
+     * endianness (its avcodec module maps AV_PIX_FMT_RGB24 so; the BGR24 masks are swapped) */
     v->i_rmask = 0xff0000; v->i_gmask = 0x00ff00; v->i_bmask = 0x0000ff;
-#else
-    v->i_rmask = 0x0000ff; v->i_gmask = 0x00ff00; v->i_bmask = 0xff0000;
-#endif
     if (!v->i_sar_num || !v->i_sar_den)
         v->i_sar_num = v->i_sar_den = 1;
     v->b_color_range_full = true;
@@ -238,7 +235,11 @@ static int Decode(decoder_t *dec, block_t *block)
     }
     for (unsigned y = 0; y < wp.height; y++)
         memcpy(pic->p[0].p_pixels + (size_t)y * pic->p[0].i_pitch,
-               wp.data + (ptrdiff_t)y * wp.stride, (size_t)wp.width * 3);
+               wp.data + (ptrdiff_t)y * wp.stride, (size_t)wp.width * 3
+#ifdef WAI_PLANTED_FAULT_VLC_ROW_TAIL
+               - 1   /* planted: the last byte of every row is not copied */
+#endif
+               );
     pic->date = block->i_pts > VLC_TS_INVALID ? block->i_pts : block->i_dts;
     pic->b_progressive = true;
     pic->b_force = true;

@@ -19,6 +19,7 @@
  * ox = s*m + px of one phase (py, px) take the taps ky = py + pad (mod s), kx likewise, from
  * input row qy + (py + pad - ky)/s and column m + (px + pad - kx)/s: a stride-1 conv over
  * contiguous input columns. Conv with stride 1 is the single phase with offsets k - pad. */
+#include <math.h>
 #include <stdlib.h>
 
 #include "dsp.h"
@@ -364,6 +365,18 @@ static void convt_k(const WaiLayer *l, const int32_t *in, int ih, int iw, int32_
  * term per input channel. Exact in double while max x2 * max gamma * C <= 2^53. */
 #define IGDN_CHUNK 256
 
+/* floor(sqrt(n)) for 0 <= n < 2^62, the same integer as wai_isqrt64 (there is one floor).
+ * (double)n is within 2^-53 relative of n, so the truncated root is within 1 of the floor
+ * (below it only when n is a perfect square whose root rounded down); one step each way
+ * corrects it. r <= 2^31 + 1: r * r does not overflow. Branch-free, so loops vectorise. */
+static inline int64_t isqrt_small(int64_t n)
+{
+    int64_t r = (int64_t)sqrt((double)n);
+    r -= r * r > n;
+    r += (r + 1) * (r + 1) <= n;
+    return r;
+}
+
 static int igdn_fast(const WaiLayer *l, int32_t *x, int h, int w, int y0, int y1)
 {
     if (y0 >= y1) return 0;
@@ -420,9 +433,9 @@ static int igdn_fast(const WaiLayer *l, int32_t *x, int h, int w, int y0, int y1
                     const int i = ob * nb + n;
                     int32_t *xi = x + i * plane + pa + t0;
                     const double *rn = res + (size_t)n * tw;
+                    const int64_t beta = l->beta[i]; /* n < 2^60 + 2^52: isqrt_small holds */
                     for (int t = 0; t < nt; t++) {
-                        const int64_t acc = (int64_t)rn[t] + l->beta[i];
-                        const int64_t rt = wai_isqrt64((uint64_t)acc);
+                        const int64_t rt = isqrt_small((int64_t)rn[t] + beta);
                         xi[t] = wai_clamp_act(wai_rshr(xi[t] * rt, shift));
                     }
                 }

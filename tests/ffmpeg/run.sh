@@ -13,6 +13,7 @@
 #   mkv       -c copy to Matroska and back decodes to the pinned hash
 #   seek      vectors of 3+ frames: -ss 1.5 frame durations gives the frames from #2 on
 #   corrupt   damaged header / payload / truncation: an error exit (1..127), never a crash
+#             (payload damage: with -xerror; without it the other frames decode unchanged)
 # then the FATE tests (make fate-libwai) and, if built, the parser test.
 # Prints "ffmpeg: N passed, M failed"; exits 1 on any failure.
 #
@@ -195,6 +196,13 @@ while read -r file hash frames dims rest || [ -n "${file:-}" ]; do
     $FF -xerror -i "$TMP/bad-pay.wai" -f null - >/dev/null 2>&1; rc2=$?
     [ $rc1 -lt 128 ] && clean_fail $rc2 && ok "$n damaged payload (rc=$rc1, -xerror rc=$rc2)" ||
         bad "$n damaged payload: rc=$rc1, -xerror rc=$rc2"
+
+    if [ "$frames" -ge 2 ]; then   # the other frames still decode, to the same bytes
+        want=$(tail -c $(((frames - 1) * fsize)) "$TMP/$n.rgb" | sha)
+        got=$($FF -i "$TMP/bad-pay.wai" -f rawvideo -pix_fmt rgb24 - 2>/dev/null | sha)
+        [ "$got" = "$want" ] && ok "$n damaged payload: frames 1.. intact" ||
+            bad "$n damaged payload: the undamaged frames decode differently"
+    fi
 
     total=$(wc -c <"$v")
     head -c $((total - 7)) "$v" >"$TMP/trunc.wai"      # last frame cut short

@@ -14,7 +14,8 @@
 # rest and reports 1 error, without a crash. Prints "vlc: N passed, M failed".
 #
 # Environment: WAI_BUILD, WAI_PREFIX, VECTORS as for run.sh; VLC_BUILD (default
-# /tmp/build-ffmpeg-vlc) for the plugin; KEEP=1 keeps the temporary directory.
+# /tmp/build-ffmpeg-vlc) for the plugin; KEEP=1 keeps the temporary directory;
+# PLANTED_FAULT=vlc_row_tail builds the plugin with that planted fault (must fail).
 set -u
 
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -50,7 +51,10 @@ for d in "$WAI_PREFIX"/lib/*/pkgconfig "$WAI_PREFIX"/lib/pkgconfig; do
 done
 export PKG_CONFIG_PATH=${PKG_CONFIG_PATH:-}
 mkdir -p "$VLC_BUILD"
-if (cd "$VLC_BUILD" && make -f "$ROOT/vlc-wai/Makefile") >"$TMP/make.log" 2>&1; then
+# PLANTED_FAULT=<name> builds the plugin with WAI_PLANTED_FAULT_<NAME> (tests/planted-faults.txt)
+extra=
+[ -n "${PLANTED_FAULT:-}" ] && extra="-DWAI_PLANTED_FAULT_$(echo "$PLANTED_FAULT" | tr a-z A-Z)"
+if (cd "$VLC_BUILD" && rm -f libwai_plugin.so && make -f "$ROOT/vlc-wai/Makefile" EXTRA_CFLAGS="$extra") >"$TMP/make.log" 2>&1; then
     ok "vlc-wai builds"
 else
     bad "vlc-wai build: $(tail -n 20 "$TMP/make.log")"; finish

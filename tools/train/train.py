@@ -16,8 +16,28 @@ import signal
 import sys
 import time
 
-import numpy as np
-import torch
+# Before torch loads libgomp: idle OpenMP threads sleep instead of spinning. On a loaded shared
+# machine spinning made a step 3-6x slower (measured 4.8 s vs 0.8 s wall with 2 threads).
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+
+def _tune_malloc():
+    """glibc serves the 1-8 MB activation tensors with mmap/munmap, so every op page-faults
+    fresh memory; keeping them on the heap made a step ~2x faster (1.15 -> 0.45 s wall)."""
+    try:
+        import ctypes
+        libc = ctypes.CDLL("libc.so.6")
+        libc.mallopt(-3, 32 << 20)  # M_MMAP_THRESHOLD: the glibc maximum
+        libc.mallopt(-1, 1 << 30)  # M_TRIM_THRESHOLD: do not give the heap back
+        libc.mallopt(-2, 64 << 20)  # M_TOP_PAD: grow it in large steps
+    except (OSError, AttributeError):
+        pass  # not glibc: only slower
+
+
+_tune_malloc()
+
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -180,7 +200,7 @@ def parse_args():
     ap.add_argument("--clip", type=float, default=1.0, help="grad-norm clip (0: off)")
     ap.add_argument("--chunk", type=int, default=25, help="iterations per turn")
     ap.add_argument("--log-every", type=int, default=50)
-    ap.add_argument("--eval-every", type=int, default=2000, help="iterations per quality")
+    ap.add_argument("--eval-every", type=int, default=500, help="iterations per quality")
     ap.add_argument("--save-every", type=float, default=600, help="seconds")
     ap.add_argument("--max-iterations", type=int, default=150000, help="per quality")
     ap.add_argument("--stop-after", type=float, default=0, help="seconds (0: never)")

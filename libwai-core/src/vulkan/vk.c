@@ -610,7 +610,7 @@ typedef struct Step {
     const WaiLayer *l;
     LayerEntry *e;             /* NULL for leaky ReLU */
     WaiShape in, out;
-    uint32_t gx, gy;
+    uint32_t invocations, gx, gy;
 } Step;
 
 /* Output shape of one layer (wai_run_layers() has checked the list already). */
@@ -641,7 +641,15 @@ static int plan_steps(const WaiVk *vk, const WaiLayer *layers, uint32_t n, WaiSh
         const VkDeviceSize b = shape_bytes(s);
         if (b > vk->max_range) return 0;
         if (b > best) best = b;
-        const uint64_t groups = (b / 4 + GROUP - 1) / GROUP;
+        /* convT runs by output phase: s^2 grids of ceil(oh / s) x ceil(ow / s) per channel */
+        uint64_t inv = b / 4;
+        if (layers[k].type == WAI_LAYER_CONVT) {
+            const uint64_t st2 = (uint64_t)layers[k].stride;
+            inv = (uint64_t)s.c * st2 * st2 * ((s.h + st2 - 1) / st2) * ((s.w + st2 - 1) / st2);
+        }
+        if (inv > INT32_MAX) return 0;
+        st[k].invocations = (uint32_t)inv;
+        const uint64_t groups = (inv + GROUP - 1) / GROUP;
         const uint64_t gx = groups < vk->max_groups[0] ? groups : vk->max_groups[0];
         const uint64_t gy = (groups + gx - 1) / gx;
         if (gy > vk->max_groups[1]) return 0;
@@ -778,7 +786,7 @@ static WaiVkPush step_push(const Step *s)
     const WaiLayer *l = s->l;
     WaiVkPush p = {
         .cin = s->in.c, .cout = s->out.c, .ih = s->in.h, .iw = s->in.w, .oh = s->out.h,
-        .ow = s->out.w, .n = s->out.c * s->out.h * s->out.w,
+        .ow = s->out.w, .n = (int32_t)s->invocations,
     };
     if (l->type == WAI_LAYER_CONV || l->type == WAI_LAYER_CONVT) {
         p.kh = l->kh; p.kw = l->kw; p.stride = l->stride; p.pad = l->pad;
