@@ -37,6 +37,7 @@ GST_DEBUG_CATEGORY_STATIC (gst_wai_dec_debug);
 #define DEFAULT_THREADS 0
 #define DEFAULT_KERNELS WAI_KERNELS_AUTO
 #define DEFAULT_DEVICE WAI_DEVICE_CPU
+#define DEFAULT_DEVICE_INDEX 0
 
 enum
 {
@@ -45,6 +46,7 @@ enum
   PROP_THREADS,
   PROP_KERNELS,
   PROP_DEVICE,
+  PROP_DEVICE_INDEX,
 };
 
 struct _GstWaiDec
@@ -56,6 +58,7 @@ struct _GstWaiDec
   gint threads;
   WaiKernels kernels;
   WaiDevice device;
+  gint device_index;
 
   /* streaming state, under the stream lock */
   WaiDecoder *dec;
@@ -64,6 +67,7 @@ struct _GstWaiDec
   GstBuffer *pending_header;    /* codec_data not yet given to the library */
   WaiSequenceInfo info;
   gboolean resyncing;           /* skipping damaged bytes (raw input); reported once */
+  gboolean fatal;               /* an error was posted: refuse data, say nothing more */
 };
 
 static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE ("sink",
@@ -136,6 +140,7 @@ gst_wai_dec_fatal (GstWaiDec * self, int err)
 {
   const gchar *detail = self->dec ? wai_decoder_last_error (self->dec) : "";
 
+  self->fatal = TRUE;
   if (err == WAI_ERR_MODEL_NOT_FOUND) {
     gchar hex[65];
     gchar *path;
@@ -178,7 +183,9 @@ gst_wai_dec_soft_error (GstWaiDec * self, const gchar * what, int err)
       ("Could not decode a WAI frame: %s.", what),
       ("%s%s%s", err ? wai_strerror (err) : "", *detail ? ": " : "", detail), ret);
   /* below max-errors the base class only logs: tell the application too */
-  if (ret == GST_FLOW_OK)
+  if (ret != GST_FLOW_OK)
+    self->fatal = TRUE;
+  else
     GST_ELEMENT_WARNING (self, STREAM, DECODE, ("Could not decode a WAI frame: %s.", what),
         ("%s%s%s", err ? wai_strerror (err) : "", *detail ? ": " : "", detail));
   return ret;
@@ -241,6 +248,7 @@ gst_wai_dec_handle_seqhdr (GstWaiDec * self, const guint8 * data, gsize size)
 
   r = wai_parse_sequence_header (data, size, &info);
   if (r < 0) {
+    self->fatal = TRUE;
     GST_ELEMENT_ERROR (self, STREAM, DECODE, ("Invalid WAI sequence header."),
         ("%s", wai_strerror (r)));
     return GST_FLOW_ERROR;
@@ -267,6 +275,7 @@ gst_wai_dec_handle_seqhdr (GstWaiDec * self, const guint8 * data, gsize size)
   } else if (r != WAI_ERR_AGAIN) {
     gst_clear_buffer (&self->seqhdr);
     if (!wai_error_is_fatal (r) && r != WAI_ERR_UNSUPPORTED) {
+      self->fatal = TRUE;
       GST_ELEMENT_ERROR (self, STREAM, DECODE, ("Unusable WAI sequence header: %s.",
               wai_strerror (r)), ("%s", wai_decoder_last_error (self->dec)));
       return GST_FLOW_ERROR;
@@ -291,6 +300,7 @@ gst_wai_dec_open_decoder (GstWaiDec * self)
   s.threads = self->threads;
   s.kernels = self->kernels;
   s.device = self->device;
+  s.device_index = self->device_index;
   r = wai_decoder_open (&self->dec, &s);
   GST_OBJECT_UNLOCK (self);
 
@@ -300,8 +310,8 @@ gst_wai_dec_open_decoder (GstWaiDec * self)
   if (r == WAI_ERR_NO_DEVICE) {
     GST_ELEMENT_ERROR (self, RESOURCE, NOT_FOUND,
         ("The requested WAI decoding device is not available."),
-        ("device=%s: %s", s.device == WAI_DEVICE_VULKAN ? "vulkan" : "cpu",
-            wai_strerror (r)));
+        ("device=%s device-index=%d: %s", s.device == WAI_DEVICE_VULKAN ? "vulkan" : "cpu",
+            s.device_index, wai_strerror (r)));
   } else if (r == WAI_ERR_UNSUPPORTED) {
     GST_ELEMENT_ERROR (self, LIBRARY, SETTINGS,
         ("The requested WAI kernels are not supported on this machine."),
@@ -323,6 +333,7 @@ gst_wai_dec_start (GstVideoDecoder * vdec)
     return FALSE;
   memset (&self->info, 0, sizeof (self->info));
   self->resyncing = FALSE;
+  self->fatal = FALSE;
   gst_video_decoder_set_packetized (vdec, FALSE);
   return TRUE;
 }
@@ -390,6 +401,7 @@ gst_wai_dec_take_pending_header (GstWaiDec * self)
 static GstFlowReturn
 gst_wai_dec_not_wai (GstWaiDec * self, const gchar * what)
 {
+  self->fatal = TRUE;
   GST_ELEMENT_ERROR (self, STREAM, WRONG_TYPE,
       ("This is not a WAI stream: it does not start with a sequence header."), ("%s", what));
   return GST_FLOW_ERROR;
@@ -409,6 +421,10 @@ gst_wai_dec_parse (GstVideoDecoder * vdec, GstVideoCodecFrame * frame, GstAdapte
 
   if (avail == 0)
     return GST_VIDEO_DECODER_FLOW_NEED_DATA;
+  if (self->fatal) {
+    gst_adapter_flush (adapter, avail);
+    return GST_FLOW_ERROR;
+  }
 
   data = gst_adapter_map (adapter, avail);
   memset (&u, 0, sizeof (u));
@@ -500,6 +516,9 @@ gst_wai_dec_output (GstWaiDec * self, GstVideoCodecFrame * frame, const WaiPictu
     gint dstride = GST_VIDEO_FRAME_PLANE_STRIDE (&vframe, 0);
     gsize row = (gsize) pic->width * 3;
 
+#ifdef WAI_PLANTED_FAULT_GST_STRIDE
+    dstride = (gint) row;       /* planted: ignores GStreamer's 4-byte row alignment */
+#endif
     for (guint y = 0; y < pic->height; y++)
       memcpy (dst + (gsize) y * dstride, pic->data + (gssize) y * pic->stride, row);
   }
@@ -526,6 +545,10 @@ gst_wai_dec_handle_frame (GstVideoDecoder * vdec, GstVideoCodecFrame * frame)
   GstFlowReturn ret;
   int r;
 
+  if (self->fatal) {
+    gst_video_decoder_release_frame (vdec, frame);
+    return GST_FLOW_ERROR;
+  }
   if (!gst_buffer_map (frame->input_buffer, &map, GST_MAP_READ)) {
     gst_video_decoder_drop_frame (vdec, frame);
     GST_ELEMENT_ERROR (self, CORE, FAILED, ("Could not map the input buffer."), (NULL));
@@ -592,6 +615,18 @@ gst_wai_dec_flush (GstVideoDecoder * vdec)
   return TRUE;
 }
 
+/* After a fatal error, EOS goes straight on: the base class would drain (and fail) again
+ * and add "no valid frames" as a second error. */
+static gboolean
+gst_wai_dec_sink_event (GstVideoDecoder * vdec, GstEvent * event)
+{
+  GstWaiDec *self = GST_WAI_DEC (vdec);
+
+  if (GST_EVENT_TYPE (event) == GST_EVENT_EOS && self->fatal)
+    return gst_pad_push_event (GST_VIDEO_DECODER_SRC_PAD (vdec), event);
+  return GST_VIDEO_DECODER_CLASS (parent_class)->sink_event (vdec, event);
+}
+
 static GstFlowReturn
 gst_wai_dec_finish (GstVideoDecoder * vdec)
 {
@@ -620,6 +655,9 @@ gst_wai_dec_set_property (GObject * object, guint prop_id, const GValue * value,
     case PROP_DEVICE:
       self->device = (WaiDevice) g_value_get_enum (value);
       break;
+    case PROP_DEVICE_INDEX:
+      self->device_index = g_value_get_int (value);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
@@ -646,6 +684,9 @@ gst_wai_dec_get_property (GObject * object, guint prop_id, GValue * value,
       break;
     case PROP_DEVICE:
       g_value_set_enum (value, self->device);
+      break;
+    case PROP_DEVICE_INDEX:
+      g_value_set_int (value, self->device_index);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -694,6 +735,10 @@ gst_wai_dec_class_init (GstWaiDecClass * klass)
       g_param_spec_enum ("device", "Device", "Where to decode (applies at start)",
           GST_TYPE_WAI_DEC_DEVICE, DEFAULT_DEVICE,
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY));
+  g_object_class_install_property (gobject_class, PROP_DEVICE_INDEX,
+      g_param_spec_int ("device-index", "Device index",
+          "Which device of the chosen kind (applies at start)", 0, 64, DEFAULT_DEVICE_INDEX,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY));
 
   gst_element_class_add_static_pad_template (element_class, &sink_template);
   gst_element_class_add_static_pad_template (element_class, &src_template);
@@ -708,6 +753,7 @@ gst_wai_dec_class_init (GstWaiDecClass * klass)
   vdec_class->handle_frame = GST_DEBUG_FUNCPTR (gst_wai_dec_handle_frame);
   vdec_class->flush = GST_DEBUG_FUNCPTR (gst_wai_dec_flush);
   vdec_class->finish = GST_DEBUG_FUNCPTR (gst_wai_dec_finish);
+  vdec_class->sink_event = GST_DEBUG_FUNCPTR (gst_wai_dec_sink_event);
 
   gst_type_mark_as_plugin_api (GST_TYPE_WAI_DEC_KERNELS, 0);
   gst_type_mark_as_plugin_api (GST_TYPE_WAI_DEC_DEVICE, 0);
@@ -724,6 +770,7 @@ gst_wai_dec_init (GstWaiDec * self)
   self->threads = DEFAULT_THREADS;
   self->kernels = DEFAULT_KERNELS;
   self->device = DEFAULT_DEVICE;
+  self->device_index = DEFAULT_DEVICE_INDEX;
 
   /* filesrc ! waidec gives no caps at all: that is raw input */
   gst_video_decoder_set_packetized (vdec, FALSE);

@@ -39,6 +39,7 @@ struct _GstWaiParse
   WaiSequenceInfo info;
   GstClockTime frame_dur;
   gboolean sent_tags;
+  gboolean fatal;               /* an error was posted: say nothing more */
 };
 
 static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE ("sink",
@@ -61,6 +62,7 @@ gst_wai_parse_reset (GstWaiParse * self)
   memset (&self->info, 0, sizeof (self->info));
   self->frame_dur = GST_CLOCK_TIME_NONE;
   self->sent_tags = FALSE;
+  self->fatal = FALSE;
 }
 
 static gboolean
@@ -179,6 +181,8 @@ gst_wai_parse_handle_frame (GstBaseParse * parse, GstBaseParseFrame * frame, gin
   WaiUnitInfo u;
   int r;
 
+  if (self->fatal)
+    return GST_FLOW_ERROR;
   if (!gst_buffer_map (buf, &map, GST_MAP_READ)) {
     GST_ELEMENT_ERROR (self, CORE, FAILED, ("Could not map the input buffer."), (NULL));
     return GST_FLOW_ERROR;
@@ -192,6 +196,7 @@ gst_wai_parse_handle_frame (GstBaseParse * parse, GstBaseParseFrame * frame, gin
      * "no valid frames" at EOS) also spares gst-launch a race with the sink's preroll. */
     if (!self->seqhdr && frame->offset == 0 && (u.offset > 0 ||
             GST_BASE_PARSE_DRAINING (parse))) {
+      self->fatal = TRUE;
       GST_ELEMENT_ERROR (self, STREAM, WRONG_TYPE,
           ("This is not a WAI stream: it does not start with a sequence header."), (NULL));
       return GST_FLOW_ERROR;
@@ -245,12 +250,24 @@ gst_wai_parse_handle_frame (GstBaseParse * parse, GstBaseParseFrame * frame, gin
   }
 
   gst_wai_parse_send_tags (self);
+#ifdef WAI_PLANTED_FAULT_GST_PTS
+  u.frame_index++;              /* planted: times off by one frame */
+#endif
   GST_BUFFER_PTS (buf) = gst_util_uint64_scale ((guint64) u.frame_index,
       GST_SECOND * (guint64) self->info.fps_den, self->info.fps_num);
   GST_BUFFER_DTS (buf) = GST_BUFFER_PTS (buf);
   GST_BUFFER_DURATION (buf) = self->frame_dur;
   GST_BUFFER_FLAG_UNSET (buf, GST_BUFFER_FLAG_DELTA_UNIT);
   return gst_base_parse_finish_frame (parse, frame, (gint) u.size);
+}
+
+/* After a fatal error, EOS goes straight on: baseparse would add "no valid frames". */
+static gboolean
+gst_wai_parse_sink_event (GstBaseParse * parse, GstEvent * event)
+{
+  if (GST_EVENT_TYPE (event) == GST_EVENT_EOS && GST_WAI_PARSE (parse)->fatal)
+    return gst_pad_push_event (GST_BASE_PARSE_SRC_PAD (parse), event);
+  return GST_BASE_PARSE_CLASS (parent_class)->sink_event (parse, event);
 }
 
 /* Input that is already parsed (from a demuxer) brings the header in codec_data. */
@@ -290,6 +307,7 @@ gst_wai_parse_class_init (GstWaiParseClass * klass)
   parse_class->stop = GST_DEBUG_FUNCPTR (gst_wai_parse_stop);
   parse_class->handle_frame = GST_DEBUG_FUNCPTR (gst_wai_parse_handle_frame);
   parse_class->set_sink_caps = GST_DEBUG_FUNCPTR (gst_wai_parse_set_sink_caps);
+  parse_class->sink_event = GST_DEBUG_FUNCPTR (gst_wai_parse_sink_event);
 
   GST_DEBUG_CATEGORY_INIT (gst_wai_parse_debug, "waiparse", 0, "WAI stream parser");
 }

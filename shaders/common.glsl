@@ -1,7 +1,8 @@
 // Shared by every WAI compute shader: the spec's conventions (rshr, the activation clamp), the
-// buffer bindings and the push constants. One invocation computes one output element; a
-// dispatch is a 2D grid of 64-wide workgroups read as one linear index (1D grids are limited
-// to 65535 groups on many devices).
+// buffer bindings and the push constants. One invocation computes one output element (leaky
+// ReLU) or 4 output channels of one position (conv, convT, IGDN); a dispatch is a 2D grid of
+// 64-wide workgroups read as one linear index (1D grids are limited to 65535 groups on many
+// devices).
 #extension GL_EXT_shader_explicit_arithmetic_types_int64 : require
 #extension GL_GOOGLE_include_directive : require
 
@@ -43,26 +44,41 @@ int element_index()
     return g < uint(p.n) ? int(g) : -1;
 }
 
-// sum over i in [0, cin) of x[xi + i plane] * w[wi + i taps] (the channel sum of one tap).
+// Conv and convT compute 4 output channels per invocation (o0 .. o0 + 3: each input value is
+// loaded once for all four); the host pads the weights, biases and shifts to a multiple of 4
+// output channels with zeros, so no read goes past a buffer.
+//
+// dot4: for each of the 4 channels, the sum over i in [0, cin) of x[xi + i plane] * w[wi + i taps
+// + t ws] (the channel sum of one tap; ws = cin taps, one output channel of weights).
 // Exact with 32-bit multiplies: x = xh 2^16 + xl with xl in [0, 2^16) and |xh| <= 2^15, so for
 // |w| <= 2^11 (spec 4.1; the host checks) each of xl w, xh w is below 2^27 and 8 of them sum
-// below 2^31 in int32; the int64 accumulator takes (sum_h << 16) + sum_l per 8 channels.
+// below 2^31 in int32; the int64 accumulators take (sum_h << 16) + sum_l per 8 channels.
 // Unrolled by 8 also because lavapipe (gallivm) caps the loop iterations of one invocation,
 // all loops together, at 65535 and silently ends the loops beyond that; with cin kh kw <= 2^16
 // (spec 4.1; the host checks it) a conv invocation stays below 9000 iterations.
-#define DOT_TERM(k) { const int v = x[xi + (k) * plane], c = w[wi + (k) * taps]; \
-                      sh += (v >> 16) * c; sl += (v & 0xFFFF) * c; }
-int64_t dot_cin(int xi, int wi, int plane, int taps)
+#define DOT_TERM(k) { const int v = x[xi + (k) * plane]; const int wk = wi + (k) * taps; \
+    const ivec4 c = ivec4(w[wk], w[wk + ws], w[wk + 2 * ws], w[wk + 3 * ws]); \
+    sh += (v >> 16) * c; sl += (v & 0xFFFF) * c; }
+i64vec4 dot4(int xi, int wi, int plane, int taps, int ws)
 {
-    int64_t acc = 0l;
+    i64vec4 acc = i64vec4(0l);
     int i = 0;
     for (; i + 8 <= p.cin; i += 8, xi += 8 * plane, wi += 8 * taps) {
-        int sh = 0, sl = 0;
+        ivec4 sh = ivec4(0), sl = ivec4(0);
         DOT_TERM(0) DOT_TERM(1) DOT_TERM(2) DOT_TERM(3)
         DOT_TERM(4) DOT_TERM(5) DOT_TERM(6) DOT_TERM(7)
-        acc += (int64_t(sh) << 16) + int64_t(sl);
+        acc += (i64vec4(sh) << 16) + i64vec4(sl);
     }
-    int sh = 0, sl = 0;
+    ivec4 sh = ivec4(0), sl = ivec4(0);
     for (; i < p.cin; i++, xi += plane, wi += taps) DOT_TERM(0)
-    return acc + (int64_t(sh) << 16) + int64_t(sl);
+    return acc + (i64vec4(sh) << 16) + i64vec4(sl);
+}
+
+// The last step of conv and convT for the 4 channels of a tile: the valid ones are stored.
+void store4(int o0, int pos, int plane_out, i64vec4 acc)
+{
+    for (int t = 0; t < 4 && o0 + t < p.cout; t++) {
+        const int64_t bt = b[o0 + t];
+        y[(o0 + t) * plane_out + pos] = clamp_act(rshr(acc[t] + bt, e[o0 + t]));
+    }
 }

@@ -36,7 +36,15 @@ if gcc-12 -m32 -x c -o /dev/null - <<'C' 2>/dev/null
 int main(void) { return 0; }
 C
 then
-    build_run i386 gcc-12 "" "-m32" qemu-i386-static
+    # Debian's multilib without gcc-multilib lacks <asm/*.h> for -m32; the x86 asm headers
+    # serve both widths (they test __i386__), so point at them
+    inc=""
+    if [ ! -e /usr/include/asm ] && [ -d /usr/include/x86_64-linux-gnu/asm ]; then
+        mkdir -p "$OUT/i386inc"
+        ln -sfn /usr/include/x86_64-linux-gnu/asm "$OUT/i386inc/asm"
+        inc="-isystem $OUT/i386inc"
+    fi
+    build_run i386 gcc-12 "" "-m32 $inc" qemu-i386-static
 else
     echo "i386: gcc-12 -m32 cannot link (gcc-12-multilib missing): SKIPPED"
 fi

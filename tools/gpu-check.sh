@@ -54,7 +54,7 @@ t0=$(date +%s.%N)
 "$build/tests/test_vulkan" --device "$dev" "$manifest" >"$build.test_vulkan.log" 2>&1 || status=1
 t1=$(date +%s.%N)
 grep -E '^(Vulkan device|conv|convT|igdn|tiny|vectors:|vulkan:|test_vulkan)' "$build.test_vulkan.log"
-grep -E 'differ|FAIL|CHECK' "$build.test_vulkan.log" | head -20
+grep -E 'elements differ|^FAIL|CHECK failed|expected|cannot' "$build.test_vulkan.log" | head -20
 echo "test_vulkan wall time: $(secs "$t0" "$t1") s"
 
 step "public API: wai verify --device vulkan"

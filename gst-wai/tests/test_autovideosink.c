@@ -12,22 +12,31 @@
 
 #include <gst/gst.h>
 
+/* The element autovideosink picked (its only child) and, inside it (glimagesink is a bin),
+ * the element that keeps the base sink's "stats". */
 static const gchar *
-chosen_sink (GstElement * autosink, GstElement ** child)
+chosen_sink (GstElement * autosink, GstElement ** with_stats)
 {
-  GstIterator *it = gst_bin_iterate_sinks (GST_BIN (autosink));
+  GstIterator *it = gst_bin_iterate_recurse (GST_BIN (autosink));
   GValue v = G_VALUE_INIT;
   const gchar *name = NULL;
+  GstObject *parent;
 
-  *child = NULL;
-  if (gst_iterator_next (it, &v) == GST_ITERATOR_OK) {
+  *with_stats = NULL;
+  while (gst_iterator_next (it, &v) == GST_ITERATOR_OK) {
     GstElement *e = g_value_get_object (&v);
     GstElementFactory *f = gst_element_get_factory (e);
 
-    name = f ? gst_plugin_feature_get_name (GST_PLUGIN_FEATURE (f)) : "?";
-    *child = gst_object_ref (e);
-    g_value_unset (&v);
+    parent = gst_object_get_parent (GST_OBJECT (e));
+    if (parent == GST_OBJECT (autosink) && f)
+      name = gst_plugin_feature_get_name (GST_PLUGIN_FEATURE (f));
+    if (parent)
+      gst_object_unref (parent);
+    if (!*with_stats && g_object_class_find_property (G_OBJECT_GET_CLASS (e), "stats"))
+      *with_stats = gst_object_ref (e);
+    g_value_reset (&v);
   }
+  g_value_unset (&v);
   gst_iterator_free (it);
   return name;
 }
@@ -71,17 +80,13 @@ main (int argc, char **argv)
       GST_MESSAGE_EOS | GST_MESSAGE_ERROR);
   sink = chosen_sink (autosink, &child);
   if (child) {
-    GParamSpec *ps = g_object_class_find_property (G_OBJECT_GET_CLASS (child), "stats");
+    GstStructure *stats = NULL;
 
-    if (ps) {
-      GstStructure *stats = NULL;
-
-      g_object_get (child, "stats", &stats, NULL);
-      if (stats) {
-        gst_structure_get_uint64 (stats, "rendered", &rendered);
-        gst_structure_get_uint64 (stats, "dropped", &dropped);
-        gst_structure_free (stats);
-      }
+    g_object_get (child, "stats", &stats, NULL);
+    if (stats) {
+      gst_structure_get_uint64 (stats, "rendered", &rendered);
+      gst_structure_get_uint64 (stats, "dropped", &dropped);
+      gst_structure_free (stats);
     }
   }
   printf ("autovideosink chose %s: %" G_GUINT64_FORMAT " frames rendered, %" G_GUINT64_FORMAT

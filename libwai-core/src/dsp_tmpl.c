@@ -48,6 +48,15 @@ typedef double vd __attribute__((vector_size(VLEN * 8)));
 static inline int imin(int a, int b) { return a < b ? a : b; }
 static inline int imax(int a, int b) { return a > b ? a : b; }
 
+/* A scalar times a vector is a splat. x87 evaluates a double as long double (C11 excess
+ * precision), which GCC refuses to splat into a double vector: there, element by element
+ * (it would give the same integers; elsewhere it would cost masked broadcasts). */
+#if defined(__FLT_EVAL_METHOD__) && __FLT_EVAL_METHOD__ == 2
+#define SPLAT(v, x) vd v; for (int e_ = 0; e_ < VLEN; e_++) v[e_] = (x)
+#else
+#define SPLAT(v, x) const double v = (x)
+#endif
+
 /* res[n * ldr + t] = sum_k wp[k * NB + n] * xb[off[k] + t] for n < NB, t < MB * VLEN. */
 #define DEF_TILE(NAME, NB, MB)                                                                \
 static void NAME(const double *restrict wp, const ptrdiff_t *restrict off, int K, \
@@ -62,7 +71,7 @@ static void NAME(const double *restrict wp, const ptrdiff_t *restrict off, int K
         vd xv[MB];                                                                            \
         UNROLL for (int b = 0; b < MB; b++) memcpy(&xv[b], x + b * VLEN, sizeof(vd));        \
         UNROLL for (int n = 0; n < NB; n++) {                                                 \
-            const double wn = w[n];                                                           \
+            SPLAT(wn, w[n]);                                                                  \
             UNROLL for (int b = 0; b < MB; b++) acc[n][b] += xv[b] * wn;                      \
         }                                                                                     \
     }                                                                                         \

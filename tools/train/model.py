@@ -1,6 +1,6 @@
 """mbt2018-mean (Minnen, Balle, Toderici 2018, mean-scale hyperprior without context model) in
-plain PyTorch, layer for layer the same as CompressAI's `MeanScaleHyperprior`, so that a
-CompressAI-trained state dict and ours differ only in key names.
+plain PyTorch, layer for layer the same as CompressAI's `MeanScaleHyperprior` (a CompressAI
+state dict maps onto ours by renaming keys and dropping its CDF buffers).
 
     g_a : conv5/2 GDN conv5/2 GDN conv5/2 GDN conv5/2              3 -> N -> N -> N -> M
     h_a : conv3/1 LReLU conv5/2 LReLU conv5/2                      M -> N -> N -> N

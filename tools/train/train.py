@@ -111,7 +111,7 @@ class Job:
                 g["lr"] = args.lr_override
 
     def _load(self, args):
-        ck = torch.load(self.ckpt, map_location="cpu")
+        ck = torch.load(self.ckpt, map_location="cpu", weights_only=False)  # has RNG states
         if ck.get("format") != CKPT_FORMAT:
             raise SystemExit("%s: unknown checkpoint format %r" % (self.ckpt, ck.get("format")))
         if (ck["N"], ck["M"]) != (args.N, args.M):
@@ -156,7 +156,7 @@ class Job:
         self.iteration += 1
         self.train_seconds += dt
         self.window.append((loss.item(), bpp.item(), mse.item(), aux.item(), dt))
-        if len(self.window) >= args.log_every:
+        if self.iteration % args.log_every == 0:
             w = np.array(self.window)
             self.window = []
             psnr = 10 * math.log10(1 / max(w[:, 2].mean(), 1e-12))

@@ -1,11 +1,16 @@
 /* The Vulkan compute backend: h_s and g_s on a GPU, the same integers as the reference kernels.
  *
  * One run_layers() call is one command buffer and one submit: the input is copied to a device
- * buffer, every layer is one dispatch (one invocation per output element) from one activation
- * buffer into the other (ping-pong, also for the layers the CPU runs in place), and the last
- * tensor is copied back. Layer parameters (weights widened to int32, biases, shifts, IGDN beta
- * and gamma) live in one device buffer per layer, uploaded in the same command buffer the first
- * time a layer is seen and kept until wai_vk_close().
+ * buffer, every layer is one dispatch (an invocation per 4 output channels of a position; per
+ * element for leaky ReLU) from one activation buffer into the other (ping-pong, also for the
+ * layers the CPU runs in place), and the last tensor is copied back. Layer parameters (weights
+ * widened to int32, biases, shifts, IGDN beta and gamma, output channels padded to 4 with
+ * zeros) live in one device buffer per layer, uploaded in the same command buffer the first
+ * time a layer is seen and kept until wai_vk_close() or until evicted (cache_trim).
+ *
+ * Anything the shaders cannot do exactly or the device cannot hold (a tensor beyond
+ * maxStorageBufferRange, a layer beyond the spec's bounds, device memory exhausted) runs on
+ * the CPU kernels the WaiDsp had before wai_vk_attach(): same integers, counted in the stats.
  *
  * The cache is keyed by the WaiLayer pointer, but a pointer alone is not an identity: a model
  * freed and another parsed can get the same addresses. So each entry also keeps the layer's
@@ -40,6 +45,7 @@ enum { K_CONV, K_CONVT, K_LRELU, K_IGDN, K_COUNT };
 #define N_BINDINGS 5
 #define GROUP 64               /* local_size_x of every shader */
 #define MAX_CACHE 512          /* layer entries kept; the least recently used goes first */
+#define CACHE_BYTES ((VkDeviceSize)256 << 20) /* parameter bytes kept (at least; see trim) */
 #define STAGE_ROUND ((VkDeviceSize)1 << 20)
 
 /* Mirrors the push constant block of shaders/common.glsl. */
@@ -96,6 +102,7 @@ struct WaiVk {
     LayerEntry *cache;
     size_t n_cache;
     uint64_t clock;
+    VkDeviceSize cache_budget;
 
     WaiDsp cpu;                /* the kernels the dsp had before attach: the fallback */
     int have_cpu;
@@ -445,6 +452,7 @@ int wai_vk_open(WaiVk **out, int device_index, char *msg, size_t msg_size)
         wai_vk_close(vk);
         return r;
     }
+    vk->cache_budget = CACHE_BYTES;
     setmsg(msg, msg_size, 0, "%s", vk->name);
     *out = vk;
     return 0;
@@ -485,6 +493,13 @@ void wai_vk_get_stats(const WaiVk *vk, WaiVkStats *st)
     pthread_mutex_lock((pthread_mutex_t *)&vk->lock);
     *st = vk->stats;
     pthread_mutex_unlock((pthread_mutex_t *)&vk->lock);
+}
+
+void wai_vk_set_cache_budget(WaiVk *vk, size_t bytes)
+{
+    pthread_mutex_lock(&vk->lock);
+    vk->cache_budget = bytes ? bytes : CACHE_BYTES;
+    pthread_mutex_unlock(&vk->lock);
 }
 
 void wai_vk_set_buffer_limit(WaiVk *vk, size_t max_bytes)
@@ -541,14 +556,17 @@ static int layer_regions(const WaiVk *vk, const WaiLayer *l, VkDeviceSize off[3]
                                   : (int64_t)l->cin * l->kh * l->kw > ((int64_t)1 << 16) ||
                                     !weights_12bit(l))
         return 0;
+    /* output channels padded to the shaders' tile of 4, with zeros */
     if (l->type == WAI_LAYER_IGDN) {
-        len[0] = (VkDeviceSize)l->cin * l->cin * 4;
-        len[1] = (VkDeviceSize)l->cin * 8;
+        const VkDeviceSize c4 = ((VkDeviceSize)l->cin + 3) & ~(VkDeviceSize)3;
+        len[0] = c4 * l->cin * 4;
+        len[1] = c4 * 8;
         len[2] = 4;
     } else {
-        len[0] = (VkDeviceSize)l->cout * l->cin * l->kh * l->kw * 4;
-        len[1] = (VkDeviceSize)l->cout * 8;
-        len[2] = (VkDeviceSize)l->cout * 4;
+        const VkDeviceSize co4 = ((VkDeviceSize)l->cout + 3) & ~(VkDeviceSize)3;
+        len[0] = co4 * l->cin * l->kh * l->kw * 4;
+        len[1] = co4 * 8;
+        len[2] = co4 * 4;
     }
     VkDeviceSize o = 0;
     for (int k = 0; k < 3; k++) {
@@ -560,14 +578,14 @@ static int layer_regions(const WaiVk *vk, const WaiLayer *l, VkDeviceSize off[3]
     return o <= vk->max_alloc;
 }
 
-/* The parameter bytes of a layer into dst (the layout of layer_regions). */
-static void layer_pack(const WaiLayer *l, uint8_t *dst, const VkDeviceSize off[3])
+/* The parameter bytes of a layer into dst (the layout of layer_regions, padding zeroed). */
+static void layer_pack(const WaiLayer *l, uint8_t *dst, const VkDeviceSize off[3], const VkDeviceSize len[3])
 {
+    for (int k = 0; k < 3; k++) memset(dst + off[k], 0, (size_t)len[k]);
     if (l->type == WAI_LAYER_IGDN) {
         const size_t c = (size_t)l->cin;
         memcpy(dst + off[0], l->gamma, c * c * 4);
         memcpy(dst + off[1], l->beta, c * 8);
-        memset(dst + off[2], 0, 4);
         return;
     }
     const size_t nw = (size_t)l->cout * l->cin * l->kh * l->kw;
@@ -578,6 +596,32 @@ static void layer_pack(const WaiLayer *l, uint8_t *dst, const VkDeviceSize off[3
     for (int o = 0; o < l->cout; o++) e[o] = l->shift[o];
 }
 
+/* Bounds the parameter memory of layers no longer used (a model freed, its WaiLayer pointers
+ * never seen again): after a run, the least recently used entries that this run did not use go
+ * while the total is above the budget. The budget is at least twice the largest run, so the h_s
+ * and g_s of one model never evict each other. */
+static void cache_trim(WaiVk *vk, uint64_t tick)
+{
+    VkDeviceSize total = 0, run = 0;
+    for (size_t i = 0; i < vk->n_cache; i++) {
+        total += vk->cache[i].buf.size;
+        if (vk->cache[i].last_use == tick) run += vk->cache[i].buf.size;
+    }
+    if (vk->cache_budget < 2 * run) vk->cache_budget = 2 * run;
+    while (total > vk->cache_budget) {
+        LayerEntry *old = NULL;
+        for (size_t i = 0; i < vk->n_cache; i++)
+            if (vk->cache[i].buf.buf && vk->cache[i].last_use != tick &&
+                (!old || vk->cache[i].last_use < old->last_use))
+                old = &vk->cache[i];
+        if (!old) break;
+        total -= old->buf.size;
+        buf_free(vk, &old->buf);
+        memset(old, 0, sizeof(*old)); /* key NULL: found by nobody, reused by cache_add */
+    }
+    vk->stats.param_bytes = total;
+}
+
 static LayerEntry *cache_find(WaiVk *vk, const WaiLayer *l)
 {
     for (size_t i = 0; i < vk->n_cache; i++)
@@ -585,9 +629,12 @@ static LayerEntry *cache_find(WaiVk *vk, const WaiLayer *l)
     return NULL;
 }
 
-/* A free entry, evicting the least recently used one not used by this run (tick). */
+/* A free entry: an emptied one, a new one, or the least recently used one not used by this run
+ * (tick), evicted. */
 static LayerEntry *cache_add(WaiVk *vk, uint64_t tick)
 {
+    for (size_t i = 0; i < vk->n_cache; i++)
+        if (!vk->cache[i].key && !vk->cache[i].buf.buf) return &vk->cache[i];
     if (vk->n_cache < MAX_CACHE) {
         if (!vk->cache && !(vk->cache = calloc(MAX_CACHE, sizeof(*vk->cache)))) return NULL;
         LayerEntry *e = &vk->cache[vk->n_cache++];
@@ -641,11 +688,15 @@ static int plan_steps(const WaiVk *vk, const WaiLayer *layers, uint32_t n, WaiSh
         const VkDeviceSize b = shape_bytes(s);
         if (b > vk->max_range) return 0;
         if (b > best) best = b;
-        /* convT runs by output phase: s^2 grids of ceil(oh / s) x ceil(ow / s) per channel */
+        /* one invocation per element (leaky ReLU), per 4 channels of a position (conv, IGDN);
+         * convT runs by output phase: s^2 grids of ceil(oh / s) x ceil(ow / s) */
+        const uint64_t c4 = ((uint64_t)s.c + 3) / 4, hw = (uint64_t)s.h * s.w;
         uint64_t inv = b / 4;
-        if (layers[k].type == WAI_LAYER_CONVT) {
+        if (layers[k].type == WAI_LAYER_CONV || layers[k].type == WAI_LAYER_IGDN) {
+            inv = c4 * hw;
+        } else if (layers[k].type == WAI_LAYER_CONVT) {
             const uint64_t st2 = (uint64_t)layers[k].stride;
-            inv = (uint64_t)s.c * st2 * st2 * ((s.h + st2 - 1) / st2) * ((s.w + st2 - 1) / st2);
+            inv = c4 * st2 * st2 * ((s.h + st2 - 1) / st2) * ((s.w + st2 - 1) / st2);
         }
         if (inv > INT32_MAX) return 0;
         st[k].invocations = (uint32_t)inv;
@@ -892,7 +943,7 @@ static VkResult gpu_run(WaiVk *vk, const WaiLayer *layers, uint32_t n, const int
     memcpy(vk->stage.map, in, (size_t)in_bytes);
     VkDeviceSize at = 0;
     for (uint32_t k = 0; k < n_up; k++) {
-        layer_pack(up[k]->key, (uint8_t *)vk->upstage.map + at, up[k]->off);
+        layer_pack(up[k]->key, (uint8_t *)vk->upstage.map + at, up[k]->off, up[k]->len);
         at += up[k]->buf.size;
     }
     for (uint32_t k = 0; k < n; k++) write_set(vk, &st[k], k);
@@ -900,6 +951,7 @@ static VkResult gpu_run(WaiVk *vk, const WaiLayer *layers, uint32_t n, const int
 
     for (uint32_t k = 0; k < n_up; k++) up[k]->valid = 1;
     vk->stats.uploads += n_up;
+    cache_trim(vk, tick);
     vk->stats.dispatches += n;
     int32_t *o = malloc((size_t)out_bytes);
     if (!o) {

@@ -30,6 +30,7 @@ typedef struct WaiVkStats {
     uint64_t cpu_fallbacks;    /* layer lists run on the kept CPU kernels (limits, memory) */
     uint64_t uploads;          /* layer parameter uploads (once per layer, again if it changed) */
     uint64_t dispatches;
+    uint64_t param_bytes;      /* device bytes of cached layer parameters after the last run */
 } WaiVkStats;
 
 void wai_vk_get_stats(const WaiVk *vk, WaiVkStats *st);
@@ -37,5 +38,10 @@ void wai_vk_get_stats(const WaiVk *vk, WaiVkStats *st);
 /* Testing only: pretend the device's largest storage buffer is max_bytes (0 = the real limit),
  * to exercise the CPU fallback. */
 void wai_vk_set_buffer_limit(WaiVk *vk, size_t max_bytes);
+
+/* Parameters of layers a run does not use are evicted, least recently used first, while the
+ * cache holds more than this many bytes (default 256 MiB, 0 = the default; never below twice
+ * the largest run, so one model's h_s and g_s stay). For tests, and for tight GPU memory. */
+void wai_vk_set_cache_budget(WaiVk *vk, size_t bytes);
 
 #endif

@@ -25,3 +25,5 @@ void wai_vk_get_stats(const WaiVk *vk, WaiVkStats *st)
 }
 
 void wai_vk_set_buffer_limit(WaiVk *vk, size_t max_bytes) { (void)vk; (void)max_bytes; }
+
+void wai_vk_set_cache_budget(WaiVk *vk, size_t bytes) { (void)vk; (void)bytes; }
