@@ -23,6 +23,8 @@ typedef struct Topology {
 static const Topology topologies[] = {
     { "tiny", 64, 96, { 91, 91, 32 }, { 24, 48, 48, 10 } },
     { "q6", 192, 320, { 91, 91, 32 }, { 28, 40, 36, 7 } },
+    /* not a codec: a small valid model for fuzzing seeds and quick structural tests */
+    { "micro", 8, 8, { 91, 91, 32 }, { 24, 48, 48, 10 } },
 };
 
 /* Bias of one output channel, in Q12 real units: centre + uniform in [-spread, spread]. */
@@ -302,8 +304,9 @@ static void free_built(WaiModel *m)
 
 static int usage(FILE *f)
 {
-    fprintf(f, "usage: wai-mkmodel --topology tiny|q6 [--seed N] -o out.whm\n"
-               "  tiny: N=64, M=96; q6: N=192, M=320 (mbt2018-mean decoder topologies)\n"
+    fprintf(f, "usage: wai-mkmodel --topology tiny|q6|micro [--seed N] -o out.whm\n"
+               "  tiny: N=64, M=96; q6: N=192, M=320 (mbt2018-mean decoder topologies);\n"
+               "  micro: N=8, M=8, the same layer structure, a small seed for fuzzing\n"
                "  prints the SHA-256 of the written file\n");
     return f == stderr ? 2 : 0;
 }

@@ -226,7 +226,14 @@ static void decode_file(const char *file, const WaiSettings *s, int quiet, Pictu
     WaiDecoder *d = NULL;
     int r = wai_decoder_open(&d, s);
     if (r < 0) {
-        snprintf(res->msg, sizeof(res->msg), "cannot create a decoder: %s", wai_strerror(r));
+        if (r == WAI_ERR_UNSUPPORTED && s->kernels != WAI_KERNELS_AUTO)
+            snprintf(res->msg, sizeof(res->msg), "cannot create a decoder: kernel set '%s' is not "
+                     "available on this CPU or in this build", wai_kernels_name(s->kernels));
+        else if (r == WAI_ERR_NO_DEVICE)
+            snprintf(res->msg, sizeof(res->msg), "cannot create a decoder: no usable %s device "
+                     "(is a Vulkan driver installed?)", s->device == WAI_DEVICE_VULKAN ? "Vulkan" : "");
+        else
+            snprintf(res->msg, sizeof(res->msg), "cannot create a decoder: %s", wai_strerror(r));
         res->err = r;
         res->open_failed = 1;
         if (!quiet) errmsg(file, "%s", res->msg);

@@ -263,9 +263,9 @@ static int incomplete(WaiDecoder *d)
 static int next_unit(WaiDecoder *d, int *type, size_t *n)
 {
     for (;;) {
-        const uint8_t *p = d->buf + d->head;
         size_t avail = d->size - d->head;
-        if (!avail) return WAI_ERR_AGAIN;
+        if (!avail) return WAI_ERR_AGAIN;   /* before forming p: buf may still be NULL */
+        const uint8_t *p = d->buf + d->head;
         if (d->resync) {
             WaiUnitInfo u;
             int r = wai_find_unit(p, avail, d->max_unit, &u);
@@ -521,7 +521,7 @@ int wai_send_data(WaiDecoder *d, const uint8_t *data, size_t size)
         if (r) return r;
     }
     /* parse a first sequence header at once, so its errors come back here */
-    if (d->have_hdr || d->resync) return 0;
+    if (d->have_hdr || d->resync || d->size == d->head) return 0;
     const uint8_t *p = d->buf + d->head;
     size_t avail = d->size - d->head;
     if (avail < 12 || start_code(p, avail) != WAI_UNIT_SEQUENCE_HEADER) return 0;
