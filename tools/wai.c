@@ -69,7 +69,7 @@ static const char common_help[] =
     "  --threads N         worker threads, 0 = automatic (default)\n"
     "  --model-path DIRS   ':'-separated model directories, searched first\n"
     "  --max-memory BYTES  memory budget (suffixes k, M, G: powers of 1024; default 4G)\n"
-    "  --device DEV        cpu (default) or vulkan\n";
+    "  --device DEV        cpu (default), vulkan (the first device) or vulkan:N\n";
 
 /* Value of --name=VALUE or --name VALUE at argv[*i]; NULL if argv[*i] is not --name. */
 static const char *opt_value(int argc, char **argv, int *i, const char *name, int *missing)
@@ -144,8 +144,12 @@ static int common_option(int argc, char **argv, int *i, WaiSettings *s)
     if ((v = opt_value(argc, argv, i, "--device", &missing))) {
         if (!strcmp(v, "cpu")) s->device = WAI_DEVICE_CPU;
         else if (!strcmp(v, "vulkan")) s->device = WAI_DEVICE_VULKAN;
-        else {
-            errmsg(NULL, "unknown device '%s' (cpu, vulkan)", v);
+        else if (!strncmp(v, "vulkan:", 7) && v[7] >= '0' && v[7] <= '9' && strlen(v) < 11 &&
+                 strspn(v + 7, "0123456789") == strlen(v + 7)) {
+            s->device = WAI_DEVICE_VULKAN;
+            s->device_index = atoi(v + 7);
+        } else {
+            errmsg(NULL, "unknown device '%s' (cpu, vulkan, vulkan:N)", v);
             return -1;
         }
         return 1;

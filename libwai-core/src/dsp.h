@@ -24,6 +24,17 @@ typedef struct WaiDsp {
                       const int shape[3], int32_t **out, int out_shape[3]);
     void *backend;
 
+    /* Optional, with run_layers: g_s and its RGB8 output (spec 8) in one go, so that only the
+     * bytes of the display window come back from the device. wai_synthesis() calls it after
+     * its own checks (window inside the picture, stride >= 3 dw, the list's output shape is
+     * 3 x Hp x Wp); it writes the 3 dw bytes of each of the dh rows of rgb (row k at
+     * rgb + k stride) and nothing else. Returns 0 when done, a negative WAI_ERR_* on error,
+     * or 1 if it declines (beyond the device's limits): wai_synthesis() then runs its usual
+     * path (run_layers, then the CPU conversion), with the same bytes. */
+    int (*synthesis_rgb)(void *backend, const WaiLayer *layers, uint32_t n, const int32_t *in,
+                         const int shape[3], uint32_t dx, uint32_t dy, uint32_t dw, uint32_t dh,
+                         uint8_t *rgb, ptrdiff_t stride);
+
     /* Threads wai_run_layers() splits a layer's output rows over (fast path and reference
      * alike: any row split gives the same tensor); 0 or 1: the calling thread only. Set by
      * wai_dsp_set_threads() after wai_dsp_init(), which leaves it 0. */

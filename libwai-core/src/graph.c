@@ -340,8 +340,17 @@ int wai_synthesis(const WaiModel *m, const WaiDsp *dsp, const WaiGeometry *g, co
 
     int32_t *p;
     WaiShape ps;
-    int r = wai_run_layers(dsp, m->gs, m->n_gs, y_hat, g->y, &p, &ps);
-    if (r < 0) return r;
+    int r;
+    if (dsp->synthesis_rgb) { /* a backend converting on its device: the same checks first */
+        size_t pair;
+        if ((r = walk_shapes(m->gs, m->n_gs, g->y, &ps, &pair)) < 0) return r;
+        if (!shape_eq(ps, (WaiShape){ 3, (int)g->hp, (int)g->wp })) return WAI_ERR_MODEL_INVALID;
+        const int shape[3] = { g->y.c, g->y.h, g->y.w };
+        r = dsp->synthesis_rgb(dsp->backend, m->gs, m->n_gs, y_hat, shape, dx, dy, dw, dh, rgb,
+                               stride);
+        if (r <= 0) return r; /* 1: declined, the path below */
+    }
+    if ((r = wai_run_layers(dsp, m->gs, m->n_gs, y_hat, g->y, &p, &ps)) < 0) return r;
     if (!shape_eq(ps, (WaiShape){ 3, (int)g->hp, (int)g->wp })) {
         free(p);
         return WAI_ERR_MODEL_INVALID;

@@ -14,7 +14,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     uint8_t *copy = malloc(size ? size : 1);
     if (!copy) return 0;
     memcpy(copy, data, size);
-    if (size >= 8 && (data[size / 2] & 1)) {
+    if (size >= 12 && (data[size / 2] & 1)) {
         wai_wr32(copy + 8, (uint32_t)size);                       /* file_size */
         wai_wr32(copy + size - 4, wai_crc32(copy, size - 4));
     }
