@@ -3,13 +3,14 @@
  * cache, the CPU fallback, the tiny model's h_s and g_s, and every conformance vector decoded
  * through the backend against its pinned hash.
  *
- *   test_vulkan [--device N] [--vectors-only] [--cpu-times] [--repeat N] [MANIFEST]
+ *   test_vulkan [--device N] [--vectors-only] [--cpu-times] [--repeat N] [--rgb-cpu] [MANIFEST]
  *
  * This test exists only in builds with Vulkan, so a missing device is a failure (exit 1), never
  * a skip. MANIFEST (default $WAI_SOURCE_ROOT/vectors/manifest.txt) may be absent: then the
  * vector part says so and is not run. --vectors-only, --cpu-times (also time the reference
  * kernels) and --repeat (report the fastest of N decodes, each checked) are for
- * tools/gpu-check.sh. */
+ * tools/gpu-check.sh; --rgb-cpu decodes the vectors with the RGB8 output on the CPU (the int32
+ * g_s output read back), to time the path without the RGB8 pass. */
 #include <nettle/sha2.h>
 #include <stdio.h>
 #include <string.h>
@@ -26,6 +27,7 @@
 
 static WaiDsp ref, gpu, fast; /* fast: the CPU's best kernels and threads (timings only) */
 static WaiVk *vk;
+static int rgb_cpu; /* --rgb-cpu */
 
 static double now_ms(void)
 {
@@ -519,6 +521,237 @@ static void test_cache_and_fallback(void)
     free_tlayer(&sq);
 }
 
+/* ---- the RGB8 output (synthesis_rgb) ---------------------------------------------------- */
+
+/* Spec 8, written out here (not graph.c's): clamp((v 255 + 2^11) >> 12, 0, 255) in int64. */
+static uint8_t spec_rgb8(int32_t v)
+{
+    const int64_t c = ((int64_t)v * 255 + 2048) >> 12;
+    return (uint8_t)(c < 0 ? 0 : c > 255 ? 255 : c);
+}
+
+/* x with x 255 + 2048 = 0 mod 4096, the rounding ties (x 255 / 4096 ends in exactly .5):
+ * 255 is odd, so these are x = 2048 mod 4096; 2048 -> 128 is the one inside [0, 255]. */
+static int32_t rgb_tie(uint64_t *s)
+{
+    return (int32_t)(2048 + 4096 * (tu_range(s, 0, 1) ? 0 : tu_range(s, -4, 5)));
+}
+
+/* g_s outputs for the RGB8 tests: ties and their neighbours, the ACT bounds, the clamp edges
+ * (-9 is the first value clamped to 0, 4105 the first clamped to 255), the usual range, and
+ * all of int32. */
+static int32_t rgb_value(uint64_t *s)
+{
+    switch (tu_range(s, 0, 7)) {
+    case 0: return rgb_tie(s);
+    case 1: return rgb_tie(s) + (int32_t)tu_range(s, -1, 1);
+    case 2: return tu_range(s, 0, 1) ? ACT_MIN : ACT_MAX;
+    case 3: return (int32_t)tu_range(s, -11, -6);
+    case 4: return (int32_t)tu_range(s, 4080, 4110);
+    case 5: return (int32_t)(uint32_t)tu_rand(s);
+    default: return (int32_t)tu_range(s, -4096, 8192);
+    }
+}
+
+/* One window through the reference path and through the backend: byte-equal buffers (so the
+ * row padding, filled with a canary, is untouched by both), equal to the spec's formula, and
+ * only the window's bytes (rounded up to a word) came back from the device. The g_s list is
+ * one leaky ReLU of slope 1 (65536): the identity on every int32, so x is the g_s output. */
+static void rgb_case(const char *what, const WaiLayer *id, const int32_t *x, uint32_t hp,
+                     uint32_t wp, uint32_t dx, uint32_t dy, uint32_t dw, uint32_t dh, size_t stride)
+{
+    WaiModel m;
+    memset(&m, 0, sizeof(m));
+    m.gs = (WaiLayer *)id;
+    m.n_gs = 1;
+    WaiGeometry g;
+    memset(&g, 0, sizeof(g));
+    g.width = wp;
+    g.height = hp;
+    g.wp = wp;
+    g.hp = hp;
+    g.y = (WaiShape){ 3, (int)hp, (int)wp };
+    const size_t size = stride * dh + 5; /* 5 bytes past the last row: also untouched */
+    uint8_t *a = malloc(size), *b = malloc(size);
+    memset(a, 0xA5, size);
+    memset(b, 0xA5, size);
+    WaiVkStats s0, s1;
+    wai_vk_get_stats(vk, &s0);
+    CHECK_EQ(wai_synthesis(&m, &ref, &g, x, dx, dy, dw, dh, a, (ptrdiff_t)stride), 0);
+    CHECK_EQ(wai_synthesis(&m, &gpu, &g, x, dx, dy, dw, dh, b, (ptrdiff_t)stride), 0);
+    wai_vk_get_stats(vk, &s1);
+    CHECK_EQ(s1.rgb_runs - s0.rgb_runs, 1);
+    CHECK_EQ(s1.readback_bytes - s0.readback_bytes, ((uint64_t)3 * dw * dh + 3) / 4 * 4);
+    size_t bad = 0, first = 0;
+    for (size_t k = 0; k < size; k++)
+        if (a[k] != b[k] && !bad++) first = k;
+    tu_checks++;
+    if (bad) {
+        tu_failures++;
+        fprintf(stderr, "  %s: %zu bytes differ, first at %zu (row %zu byte %zu): "
+                "ref %u vulkan %u\n", what, bad, first, first / stride, first % stride, a[first], b[first]);
+    }
+    size_t off = 0; /* the reference against the formula, and the canary */
+    for (uint32_t r = 0; r < dh; r++, off += stride)
+        for (size_t k = 0; k < stride; k++) {
+            const size_t at = (k % 3) * (size_t)hp * wp + (size_t)(dy + r) * wp + dx + k / 3;
+            const uint8_t want = k < (size_t)dw * 3 ? spec_rgb8(x[at]) : 0xA5;
+            if (a[off + k] != want) bad++;
+        }
+    for (size_t k = stride * dh; k < size; k++) bad += a[k] != 0xA5;
+    CHECK_EQ(bad, 0);
+    free(a);
+    free(b);
+}
+
+static void test_rgb(void)
+{
+    uint64_t s = 0x4C6B;
+    TLayer id;
+    memset(&id, 0, sizeof(id));
+    id.l.type = WAI_LAYER_LRELU;
+    id.l.slope_q16 = 65536;
+
+    /* hand-computed (4 pixels, planes R, G, B): the ACT bounds; 8 -> 4088 / 4096 -> 0 and
+     * 9 -> 4343 / 4096 -> 1; the tie 2048 -> 524288 / 4096 = 128 exactly and its neighbours
+     * 2047 -> 127, 2049 -> 128; 4087 -> 254; -9 -> -1 and -2048 -> -127 clamp to 0;
+     * 4104 -> 255 (255.998), 4105 -> 256 clamps to 255 */
+    const int32_t hand[3][4] = { { ACT_MIN, ACT_MAX, 8, 9 }, { 2047, 2048, 2049, 4087 },
+                                 { -9, 4104, 4105, -2048 } };
+    const uint8_t want[12] = { 0, 127, 0, 255, 128, 255, 0, 128, 255, 1, 254, 0 };
+    {
+        WaiModel m;
+        memset(&m, 0, sizeof(m));
+        m.gs = &id.l;
+        m.n_gs = 1;
+        WaiGeometry g;
+        memset(&g, 0, sizeof(g));
+        g.width = g.wp = 4;
+        g.height = g.hp = 1;
+        g.y = (WaiShape){ 3, 1, 4 };
+        uint8_t out[16];
+        memset(out, 0xEE, sizeof(out));
+        CHECK_EQ(wai_synthesis(&m, &gpu, &g, &hand[0][0], 0, 0, 4, 1, out, 16), 0);
+        for (int k = 0; k < 12; k++) CHECK_EQ(out[k], want[k]);
+        for (int k = 12; k < 16; k++) CHECK_EQ(out[k], 0xEE);
+        for (int k = 0; k < 12; k++) CHECK_EQ(want[k], spec_rgb8(hand[k % 3][k / 3]));
+
+        /* the hook checks the window again, and the shape check comes first */
+        CHECK_EQ(gpu.synthesis_rgb(gpu.backend, &id.l, 1, &hand[0][0], (const int[3]){ 3, 1, 4 },
+                                   1, 0, 4, 1, out, 12), WAI_ERR_INVALID_ARG);
+        CHECK_EQ(gpu.synthesis_rgb(gpu.backend, &id.l, 1, &hand[0][0], (const int[3]){ 3, 1, 4 },
+                                   0, 0, 4, 1, out, 11), WAI_ERR_INVALID_ARG);
+        CHECK_EQ(gpu.synthesis_rgb(gpu.backend, &id.l, 1, &hand[0][0], (const int[3]){ 2, 1, 4 },
+                                   0, 0, 4, 1, out, 12), WAI_ERR_INVALID_ARG);
+        g.y.c = 2; /* g_s output 2 x 1 x 4: the same error as the CPU path */
+        const int32_t *h0 = &hand[0][0];
+        CHECK_EQ(wai_synthesis(&m, &gpu, &g, h0, 0, 0, 4, 1, out, 16), WAI_ERR_MODEL_INVALID);
+        CHECK_EQ(wai_synthesis(&m, &ref, &g, h0, 0, 0, 4, 1, out, 16), WAI_ERR_MODEL_INVALID);
+        g.y.c = 3;
+        CHECK_EQ(wai_synthesis(&m, &gpu, &g, h0, 1, 0, 4, 1, out, 16), WAI_ERR_INVALID_ARG);
+    }
+
+    /* every width 1..9 (row bytes 3..27: each remainder mod 4), odd offsets, 1..5 rows,
+     * strides of the row, the row + 1..7, and rounded up to 4 or 64 */
+    int cases = 0;
+    for (uint32_t dw = 1; dw <= 9; dw++)
+        for (int v = 0; v < 4; v++) {
+            const uint32_t dh = (uint32_t)tu_range(&s, 1, 5);
+            const uint32_t dx = (uint32_t)(v & 1 ? 2 * tu_range(&s, 0, 3) + 1 : tu_range(&s, 0, 2));
+            const uint32_t dy = (uint32_t)tu_range(&s, 0, 3);
+            const uint32_t wp = dx + dw + (uint32_t)tu_range(&s, 0, 3);
+            const uint32_t hp = dy + dh + (uint32_t)tu_range(&s, 0, 2);
+            const size_t row = (size_t)dw * 3;
+            const size_t stride = v == 0 ? row : v == 1 ? row + (size_t)tu_range(&s, 1, 7)
+                                : v == 2 ? (row + 3) / 4 * 4 : (row + 63) / 64 * 64 + 64;
+            const size_t ne = (size_t)3 * hp * wp;
+            int32_t *x = malloc(ne * sizeof(*x));
+            for (size_t k = 0; k < ne; k++) x[k] = rgb_value(&s);
+            char what[96];
+            snprintf(what, sizeof(what), "rgb %ux%u window %u,%u %ux%u stride %zu", wp, hp, dx, dy,
+                     dw, dh, stride);
+            rgb_case(what, &id.l, x, hp, wp, dx, dy, dw, dh, stride);
+            free(x);
+            cases++;
+        }
+    /* every value from -4200 to 8399 once (each step of the output, each rounding edge and
+     * clamp), 3 x 60 x 70, with a window of 69 x 59 (207-byte rows) */
+    {
+        const size_t ne = (size_t)3 * 60 * 70;
+        int32_t *x = malloc(ne * sizeof(*x));
+        for (size_t k = 0; k < ne; k++) x[k] = (int32_t)k - 4200;
+        rgb_case("rgb sweep -4200..8399", &id.l, x, 60, 70, 0, 0, 70, 60, 210);
+        rgb_case("rgb sweep -4200..8399, window", &id.l, x, 60, 70, 1, 1, 69, 59, 207);
+        free(x);
+        cases += 2;
+    }
+    /* larger pictures: many words per row, rows not a multiple of 4 bytes, many groups */
+    const uint32_t big[][6] = { /* hp, wp, dx, dy, dw, dh */
+        { 67, 131, 3, 1, 127, 65 }, { 40, 256, 0, 0, 256, 40 }, { 33, 97, 5, 7, 91, 26 },
+        { 300, 17, 0, 0, 17, 300 }, { 8, 1000, 1, 0, 999, 8 },
+    };
+    for (size_t c = 0; c < sizeof(big) / sizeof(big[0]); c++) {
+        const uint32_t *b = big[c];
+        const size_t ne = (size_t)3 * b[0] * b[1];
+        int32_t *x = malloc(ne * sizeof(*x));
+        for (size_t k = 0; k < ne; k++) x[k] = rgb_value(&s);
+        char what[96];
+        snprintf(what, sizeof(what), "rgb %ux%u window %u,%u %ux%u", b[1], b[0], b[2], b[3], b[4],
+                 b[5]);
+        rgb_case(what, &id.l, x, b[0], b[1], b[2], b[3], b[4], b[5], (size_t)b[4] * 3 + (c & 1));
+        free(x);
+        cases++;
+    }
+    printf("rgb: %d windows, widths 1..9 and larger, equal to the reference and spec 8\n", cases);
+}
+
+/* The RGB8 pass where the device declines: beyond the buffer limit synthesis_rgb declines and
+ * run_layers falls back to the CPU kernels; with wai_vk_set_rgb(vk, 0) the int32 tensor is read
+ * back and the CPU converts. Both give the same bytes. */
+static void test_rgb_fallback(void)
+{
+    uint64_t s = 0xFA11;
+    TLayer id;
+    memset(&id, 0, sizeof(id));
+    id.l.type = WAI_LAYER_LRELU;
+    id.l.slope_q16 = 65536;
+    WaiModel m;
+    memset(&m, 0, sizeof(m));
+    m.gs = &id.l;
+    m.n_gs = 1;
+    WaiGeometry g;
+    memset(&g, 0, sizeof(g));
+    g.width = g.wp = 13;
+    g.height = g.hp = 11;
+    g.y = (WaiShape){ 3, 11, 13 };
+    int32_t x[3 * 11 * 13];
+    for (size_t k = 0; k < sizeof(x) / sizeof(x[0]); k++) x[k] = rgb_value(&s);
+    uint8_t a[11 * 40], b[11 * 40], c[11 * 40];
+    memset(a, 0x3C, sizeof(a));
+    memset(b, 0x3C, sizeof(b));
+    memset(c, 0x3C, sizeof(c));
+    CHECK_EQ(wai_synthesis(&m, &ref, &g, x, 2, 1, 11, 9, a, 40), 0);
+
+    WaiVkStats s0, s1;
+    wai_vk_get_stats(vk, &s0);
+    wai_vk_set_buffer_limit(vk, 1024); /* the 1716-byte tensor does not fit */
+    CHECK_EQ(wai_synthesis(&m, &gpu, &g, x, 2, 1, 11, 9, b, 40), 0);
+    wai_vk_set_buffer_limit(vk, 0);
+    wai_vk_get_stats(vk, &s1);
+    CHECK_EQ(s1.cpu_fallbacks - s0.cpu_fallbacks, 1);
+    CHECK_EQ(s1.rgb_runs - s0.rgb_runs, 0);
+    CHECK(!memcmp(a, b, sizeof(a)));
+
+    wai_vk_set_rgb(vk, 0);
+    CHECK_EQ(wai_synthesis(&m, &gpu, &g, x, 2, 1, 11, 9, c, 40), 0);
+    wai_vk_set_rgb(vk, 1);
+    wai_vk_get_stats(vk, &s0);
+    CHECK_EQ(s0.gpu_runs - s1.gpu_runs, 1);
+    CHECK_EQ(s0.rgb_runs - s1.rgb_runs, 0);
+    CHECK_EQ(s0.readback_bytes - s1.readback_bytes, sizeof(x)); /* the int32 tensor */
+    CHECK(!memcmp(a, c, sizeof(a)));
+}
+
 /* ---- the tiny model --------------------------------------------------------------------- */
 
 static WaiModel *load_tiny(void)
@@ -579,6 +812,39 @@ static void test_tiny_model(WaiModel *m, uint32_t width, uint32_t height)
     double t3 = now_ms();
     printf("tiny model %ux%u: h_s and g_s equal (ref + vulkan: h_s %.1f ms, g_s %.1f ms)\n", width,
            height, t1 - t0, t3 - t2);
+
+    /* the RGB8 output of the real g_s: a window at an odd offset, a stride beyond the row; on
+     * the device (synthesis_rgb), and with the int32 tensor read back and converted on the CPU */
+    const uint32_t dx = 1, dy = 2, dw = width - 4, dh = height - 3;
+    const size_t stride = (size_t)dw * 3 + 7, size = stride * dh;
+    uint8_t *want = malloc(size), *got = malloc(size), *cpu = malloc(size);
+    memset(want, 0x5A, size);
+    memset(got, 0x5A, size);
+    memset(cpu, 0x5A, size);
+    CHECK_EQ(wai_synthesis(m, &ref, &g, y_hat, dx, dy, dw, dh, want, (ptrdiff_t)stride), 0);
+    WaiVkStats s0, s1, s2;
+    wai_vk_get_stats(vk, &s0);
+    const double t4 = now_ms();
+    CHECK_EQ(wai_synthesis(m, &gpu, &g, y_hat, dx, dy, dw, dh, got, (ptrdiff_t)stride), 0);
+    const double t5 = now_ms();
+    wai_vk_get_stats(vk, &s1);
+    wai_vk_set_rgb(vk, 0);
+    CHECK_EQ(wai_synthesis(m, &gpu, &g, y_hat, dx, dy, dw, dh, cpu, (ptrdiff_t)stride), 0);
+    wai_vk_set_rgb(vk, 1);
+    const double t6 = now_ms();
+    wai_vk_get_stats(vk, &s2);
+    CHECK(!memcmp(want, got, size));
+    CHECK(!memcmp(want, cpu, size));
+    CHECK_EQ(s1.rgb_runs - s0.rgb_runs, 1);
+    CHECK_EQ(s1.readback_bytes - s0.readback_bytes, ((uint64_t)3 * dw * dh + 3) / 4 * 4);
+    CHECK_EQ(s2.readback_bytes - s1.readback_bytes, (uint64_t)12 * g.hp * g.wp);
+    printf("tiny g_s + RGB8 %ux%u, window %ux%u: RGB8 on the device %.1f ms (%llu bytes read "
+           "back), int32 read back + CPU RGB8 %.1f ms (%llu bytes)\n", width, height, dw, dh,
+           t5 - t4, (unsigned long long)(s1.readback_bytes - s0.readback_bytes), t6 - t5,
+           (unsigned long long)(s2.readback_bytes - s1.readback_bytes));
+    free(want);
+    free(got);
+    free(cpu);
     free(z_hat);
     free(y_hat);
 }
@@ -700,6 +966,9 @@ static int test_vectors(const char *manifest, int cpu_times, int repeat)
         uint32_t nf = 0, w = 0, h = 0;
         int r = 0;
         double tg = 1e300, tc = 1e300;
+        WaiVkStats v0, v1;
+        uint64_t gpu_frames = 0;
+        wai_vk_get_stats(vk, &v0);
         for (int rep = 0; rep < repeat; rep++) { /* the fastest of `repeat` decodes */
             uint8_t again[32];
             const double t0 = now_ms();
@@ -708,7 +977,11 @@ static int test_vectors(const char *manifest, int cpu_times, int repeat)
             tg = t1 < tg ? t1 : tg;
             if (rep && !ri && memcmp(again, got, 32)) r = WAI_ERR_INTERNAL; /* not repeatable */
             if (!r) r = ri;
+            gpu_frames += nf;
         }
+        /* every frame's g_s and RGB8 ran on the device: only the window came back */
+        wai_vk_get_stats(vk, &v1);
+        CHECK_EQ(v1.rgb_runs - v0.rgb_runs, rgb_cpu ? 0 : gpu_frames);
         double tf = 1e300;
         for (int rep = 0; cpu_times && rep < repeat; rep++) {
             for (int set = 0; set < 2; set++) {
@@ -769,13 +1042,14 @@ int main(int argc, char **argv)
         if (!strcmp(argv[i], "--device") && i + 1 < argc) device = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--vectors-only")) vectors_only = 1;
         else if (!strcmp(argv[i], "--cpu-times")) cpu_times = 1;
+        else if (!strcmp(argv[i], "--rgb-cpu")) rgb_cpu = 1;
         else if (!strcmp(argv[i], "--repeat") && i + 1 < argc) {
             repeat = atoi(argv[++i]);
             if (repeat < 1 || repeat > 100) repeat = 1;
         }
         else if (argv[i][0] == '-') {
             fprintf(stderr, "usage: test_vulkan [--device N] [--vectors-only] [--cpu-times] "
-                            "[--repeat N] [MANIFEST]\n");
+                            "[--repeat N] [--rgb-cpu] [MANIFEST]\n");
             return 2;
         } else manifest = argv[i];
     }
@@ -813,6 +1087,8 @@ int main(int argc, char **argv)
         test_igdn_random();
         test_chains();
         test_cache_and_fallback();
+        test_rgb();
+        test_rgb_fallback();
         WaiModel *m = load_tiny();
         if (m) {
             test_tiny_model(m, 64, 64);
@@ -820,15 +1096,20 @@ int main(int argc, char **argv)
             wai_model_free(m);
         }
     }
+    if (rgb_cpu) wai_vk_set_rgb(vk, 0);
     test_vectors(manifest, cpu_times, repeat);
+    wai_vk_set_rgb(vk, 1);
 
     WaiVkStats st;
     wai_vk_get_stats(vk, &st);
-    printf("vulkan: %llu device runs, %llu dispatches, %llu parameter uploads, %llu CPU fallbacks\n",
-           (unsigned long long)st.gpu_runs, (unsigned long long)st.dispatches,
-           (unsigned long long)st.uploads, (unsigned long long)st.cpu_fallbacks);
-    /* only the forced fallbacks of test_cache_and_fallback may have used the CPU */
-    CHECK_EQ(st.cpu_fallbacks, vectors_only ? 0 : 3);
+    printf("vulkan: %llu device runs (%llu with RGB8), %llu dispatches, %llu parameter uploads, "
+           "%llu CPU fallbacks, %llu bytes read back\n",
+           (unsigned long long)st.gpu_runs, (unsigned long long)st.rgb_runs,
+           (unsigned long long)st.dispatches, (unsigned long long)st.uploads,
+           (unsigned long long)st.cpu_fallbacks, (unsigned long long)st.readback_bytes);
+    /* only the forced fallbacks of test_cache_and_fallback and test_rgb_fallback may have used
+     * the CPU */
+    CHECK_EQ(st.cpu_fallbacks, vectors_only ? 0 : 4);
     CHECK(st.gpu_runs > 0);
     wai_vk_close(vk);
     return tu_finish("test_vulkan");

@@ -25,7 +25,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         off += n;
         WaiPicture p;
         int r;
-        while ((r = wai_get_picture(d, &p)) != WAI_ERR_AGAIN && frames < 8) {
+        while (frames < 8 && (r = wai_get_picture(d, &p)) != WAI_ERR_AGAIN) {
             if (r == 0) {
                 /* touch every output byte: ASan catches a short buffer */
                 volatile uint8_t acc = 0;

@@ -8,6 +8,11 @@
  * zeros) live in one device buffer per layer, uploaded in the same command buffer the first
  * time a layer is seen and kept until wai_vk_close() or until evicted (cache_trim).
  *
+ * For g_s, synthesis_rgb() adds one more dispatch to the same command buffer: the RGB8 output
+ * of spec 8 (shaders/rgb.comp), from the last activation buffer into the other one (free by
+ * then, and always large enough: 3 bytes per position against 12), so only the display
+ * window's 3 dw dh bytes are read back instead of the 12 Hp Wp of the int32 tensor.
+ *
  * Anything the shaders cannot do exactly or the device cannot hold (a tensor beyond
  * maxStorageBufferRange, a layer beyond the spec's bounds, device memory exhausted) runs on
  * the CPU kernels the WaiDsp had before wai_vk_attach(): same integers, counted in the stats.
@@ -40,8 +45,11 @@ static const uint32_t spv_lrelu[] =
 static const uint32_t spv_igdn[] =
 #include "igdn.spv.h"
 ;
+static const uint32_t spv_rgb[] =
+#include "rgb.spv.h"
+;
 
-enum { K_CONV, K_CONVT, K_LRELU, K_IGDN, K_COUNT };
+enum { K_CONV, K_CONVT, K_LRELU, K_IGDN, K_RGB, K_COUNT };
 #define N_BINDINGS 5
 #define GROUP 64               /* local_size_x of every shader */
 #define MAX_CACHE 512          /* layer entries kept; the least recently used goes first */
@@ -107,6 +115,7 @@ struct WaiVk {
     WaiDsp cpu;                /* the kernels the dsp had before attach: the fallback */
     int have_cpu;
     WaiVkStats stats;
+    int rgb_off;               /* wai_vk_set_rgb(vk, 0): synthesis_rgb declines */
     pthread_mutex_t lock;
 };
 
@@ -402,6 +411,7 @@ static int create_pipelines(WaiVk *vk, char *msg, size_t msg_size)
         [K_CONVT] = { spv_convt, sizeof(spv_convt) },
         [K_LRELU] = { spv_lrelu, sizeof(spv_lrelu) },
         [K_IGDN] = { spv_igdn, sizeof(spv_igdn) },
+        [K_RGB] = { spv_rgb, sizeof(spv_rgb) },
     };
     VkShaderModule mod[K_COUNT] = { 0 };
     VkComputePipelineCreateInfo ci[K_COUNT];
@@ -499,6 +509,13 @@ void wai_vk_set_cache_budget(WaiVk *vk, size_t bytes)
 {
     pthread_mutex_lock(&vk->lock);
     vk->cache_budget = bytes ? bytes : CACHE_BYTES;
+    pthread_mutex_unlock(&vk->lock);
+}
+
+void wai_vk_set_rgb(WaiVk *vk, int on)
+{
+    pthread_mutex_lock(&vk->lock);
+    vk->rgb_off = !on;
     pthread_mutex_unlock(&vk->lock);
 }
 
@@ -674,6 +691,41 @@ static WaiShape step_shape(const WaiLayer *l, WaiShape s)
 
 static VkDeviceSize shape_bytes(WaiShape s) { return (VkDeviceSize)s.c * s.h * s.w * 4; }
 
+/* The 2D grid of 64-wide groups for inv invocations (see element_index() in common.glsl);
+ * 0 if the device cannot dispatch it. */
+static int grid(const WaiVk *vk, uint64_t inv, uint32_t *gx, uint32_t *gy)
+{
+    if (inv > INT32_MAX) return 0;
+    const uint64_t groups = (inv + GROUP - 1) / GROUP;
+    const uint64_t x = groups < vk->max_groups[0] ? groups : vk->max_groups[0];
+    const uint64_t y = (groups + x - 1) / x;
+    if (y > vk->max_groups[1]) return 0;
+    *gx = (uint32_t)x;
+    *gy = (uint32_t)y;
+    return 1;
+}
+
+/* The display window of a synthesis_rgb() run and the grid of rgb.comp: an invocation per
+ * 4 pixels (12 bytes, 3 words); the bytes packed tightly into `words` words. */
+typedef struct Window {
+    uint32_t dx, dy, dw, dh;
+    uint8_t *rgb;
+    ptrdiff_t stride;
+    uint32_t groups, words, gx, gy;
+    WaiShape in;               /* the g_s output: 3 x Hp x Wp */
+} Window;
+
+/* 0 if the device cannot do it (the caller declines: the CPU converts). */
+static int plan_window(const WaiVk *vk, Window *win, WaiShape in)
+{
+    const uint64_t px = (uint64_t)win->dw * win->dh;
+    if (3 * px > INT32_MAX) return 0; /* rgb.comp counts bytes in uint */
+    win->groups = (uint32_t)((px + 3) / 4);
+    win->words = (uint32_t)((3 * px + 3) / 4);
+    win->in = in;
+    return grid(vk, win->groups, &win->gx, &win->gy);
+}
+
 /* Shapes and grid sizes of every step; 0 if a tensor is beyond the device limits. */
 static int plan_steps(const WaiVk *vk, const WaiLayer *layers, uint32_t n, WaiShape s, Step *st,
                       VkDeviceSize *max_bytes)
@@ -698,14 +750,8 @@ static int plan_steps(const WaiVk *vk, const WaiLayer *layers, uint32_t n, WaiSh
             const uint64_t st2 = (uint64_t)layers[k].stride;
             inv = c4 * st2 * st2 * ((s.h + st2 - 1) / st2) * ((s.w + st2 - 1) / st2);
         }
-        if (inv > INT32_MAX) return 0;
+        if (!grid(vk, inv, &st[k].gx, &st[k].gy)) return 0;
         st[k].invocations = (uint32_t)inv;
-        const uint64_t groups = (inv + GROUP - 1) / GROUP;
-        const uint64_t gx = groups < vk->max_groups[0] ? groups : vk->max_groups[0];
-        const uint64_t gy = (groups + gx - 1) / gx;
-        if (gy > vk->max_groups[1]) return 0;
-        st[k].gx = (uint32_t)gx;
-        st[k].gy = (uint32_t)gy;
     }
     *max_bytes = best;
     return 1;
@@ -823,6 +869,37 @@ static void write_set(WaiVk *vk, const Step *s, uint32_t k)
     vkUpdateDescriptorSets(vk->dev, N_BINDINGS, w, 0, NULL);
 }
 
+/* Descriptor set of the RGB8 pass after n layers: the last output act[n & 1] into the other
+ * activation buffer, free by then. */
+static void write_rgb_set(WaiVk *vk, const Window *win, uint32_t n)
+{
+    const VkDescriptorBufferInfo bi[N_BINDINGS] = {
+        { vk->act[n & 1].buf, 0, shape_bytes(win->in) },
+        { vk->act[(n + 1) & 1].buf, 0, (VkDeviceSize)win->words * 4 },
+        { vk->dummy.buf, 0, VK_WHOLE_SIZE },
+        { vk->dummy.buf, 0, VK_WHOLE_SIZE },
+        { vk->dummy.buf, 0, VK_WHOLE_SIZE },
+    };
+    VkWriteDescriptorSet w[N_BINDINGS];
+    for (uint32_t j = 0; j < N_BINDINGS; j++)
+        w[j] = (VkWriteDescriptorSet){
+            .sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET, .dstSet = vk->sets[n], .dstBinding = j,
+            .descriptorCount = 1, .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+            .pBufferInfo = &bi[j],
+        };
+    vkUpdateDescriptorSets(vk->dev, N_BINDINGS, w, 0, NULL);
+}
+
+/* rgb.comp reads the push constants as its window (the names in rgb.comp). */
+static WaiVkPush rgb_push(const Window *win)
+{
+    return (WaiVkPush){
+        .cin = 3, .ih = win->in.h, .iw = win->in.w, .oh = (int32_t)win->dh,
+        .ow = (int32_t)win->dw, .kh = (int32_t)win->dy, .kw = (int32_t)win->dx,
+        .n = (int32_t)win->groups,
+    };
+}
+
 static void barrier(VkCommandBuffer cb, VkPipelineStageFlags src, VkAccessFlags sa,
                     VkPipelineStageFlags dst, VkAccessFlags da)
 {
@@ -849,8 +926,9 @@ static WaiVkPush step_push(const Step *s)
     return p;
 }
 
+/* win: the RGB8 pass after the layers (its bytes are read back), else NULL (the tensor). */
 static VkResult record(WaiVk *vk, const Step *st, uint32_t n, LayerEntry *const *up, uint32_t n_up,
-                       VkDeviceSize in_bytes, VkDeviceSize out_bytes)
+                       VkDeviceSize in_bytes, VkDeviceSize out_bytes, const Window *win)
 {
     VkCommandBuffer cb = vk->cmd;
     VkResult r = vkResetCommandBuffer(cb, 0);
@@ -887,10 +965,24 @@ static VkResult record(WaiVk *vk, const Step *st, uint32_t n, LayerEntry *const 
                     VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
     }
 
+    VkBuffer last = vk->act[n & 1].buf;
+    if (win) {
+        const WaiVkPush p = rgb_push(win);
+        barrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT,
+                VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
+        vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, vk->pipe[K_RGB]);
+        vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, vk->layout, 0, 1, &vk->sets[n],
+                                0, NULL);
+        vkCmdPushConstants(cb, vk->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(p), &p);
+        vkCmdDispatch(cb, win->gx, win->gy, 1);
+        last = vk->act[(n + 1) & 1].buf;
+        out_bytes = (VkDeviceSize)win->words * 4;
+    }
     barrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT,
             VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_READ_BIT);
     const VkBufferCopy out_copy = { 0, 0, out_bytes };
-    vkCmdCopyBuffer(cb, vk->act[n & 1].buf, vk->stage.buf, 1, &out_copy);
+    vkCmdCopyBuffer(cb, last, vk->stage.buf, 1, &out_copy);
     barrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT,
             VK_PIPELINE_STAGE_HOST_BIT, VK_ACCESS_HOST_READ_BIT);
     return vkEndCommandBuffer(cb);
@@ -908,9 +1000,22 @@ static VkResult submit_wait(WaiVk *vk)
     return r ? r : r2;
 }
 
-/* The device part of a run: a VkResult; *fallback set if the CPU must do it. */
+/* The bytes of the window's rows out of the tightly packed rows of the stage buffer. */
+static void copy_rows(const Window *win, const uint8_t *src)
+{
+    const size_t row = (size_t)win->dw * 3;
+    if ((size_t)win->stride == row) {
+        memcpy(win->rgb, src, row * win->dh);
+        return;
+    }
+    for (uint32_t k = 0; k < win->dh; k++) /* the caller's row padding is not written */
+        memcpy(win->rgb + (ptrdiff_t)k * win->stride, src + k * row, row);
+}
+
+/* The device part of a run: a VkResult; *fallback set if the CPU must do it. With win, the
+ * RGB8 pass follows and its bytes go to win->rgb (out, os unused); else the tensor to *out. */
 static VkResult gpu_run(WaiVk *vk, const WaiLayer *layers, uint32_t n, const int32_t *in,
-                        WaiShape s, int32_t **out, WaiShape *os, int *fallback)
+                        WaiShape s, int32_t **out, WaiShape *os, Window *win, int *fallback)
 {
     Step *st = calloc(n, sizeof(*st));
     LayerEntry **up = calloc(n, sizeof(*up));
@@ -922,22 +1027,24 @@ static VkResult gpu_run(WaiVk *vk, const WaiLayer *layers, uint32_t n, const int
         r = VK_ERROR_OUT_OF_HOST_MEMORY;
         goto done;
     }
-    if (!plan_steps(vk, layers, n, s, st, &max_bytes)) {
+    if (!plan_steps(vk, layers, n, s, st, &max_bytes) ||
+        (win && !plan_window(vk, win, st[n - 1].out))) {
         *fallback = 1;
         goto done;
     }
     if ((r = bind_params(vk, st, n, tick, up, &n_up, &up_bytes, fallback)) || *fallback) goto done;
 
     const VkDeviceSize in_bytes = shape_bytes(s), out_bytes = shape_bytes(st[n - 1].out);
+    const VkDeviceSize back = win ? (VkDeviceSize)win->words * 4 : out_bytes; /* read back */
     const VkBufferUsageFlags act_use = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT |
         VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
     const VkBufferUsageFlags stage_use = VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
         VK_BUFFER_USAGE_TRANSFER_DST_BIT;
     if ((r = buf_ensure(vk, &vk->act[0], max_bytes, act_use, 0)) ||
         (r = buf_ensure(vk, &vk->act[1], max_bytes, act_use, 0)) ||
-        (r = buf_ensure(vk, &vk->stage, in_bytes > out_bytes ? in_bytes : out_bytes, stage_use, 1)) ||
+        (r = buf_ensure(vk, &vk->stage, in_bytes > back ? in_bytes : back, stage_use, 1)) ||
         (n_up && (r = buf_ensure(vk, &vk->upstage, up_bytes, stage_use, 1))) ||
-        (r = ensure_sets(vk, n)))
+        (r = ensure_sets(vk, n + (win != NULL))))
         goto done;
 
     memcpy(vk->stage.map, in, (size_t)in_bytes);
@@ -947,12 +1054,19 @@ static VkResult gpu_run(WaiVk *vk, const WaiLayer *layers, uint32_t n, const int
         at += up[k]->buf.size;
     }
     for (uint32_t k = 0; k < n; k++) write_set(vk, &st[k], k);
-    if ((r = record(vk, st, n, up, n_up, in_bytes, out_bytes)) || (r = submit_wait(vk))) goto done;
+    if (win) write_rgb_set(vk, win, n);
+    if ((r = record(vk, st, n, up, n_up, in_bytes, out_bytes, win)) || (r = submit_wait(vk)))
+        goto done;
 
     for (uint32_t k = 0; k < n_up; k++) up[k]->valid = 1;
     vk->stats.uploads += n_up;
     cache_trim(vk, tick);
-    vk->stats.dispatches += n;
+    vk->stats.dispatches += n + (win != NULL);
+    vk->stats.readback_bytes += back;
+    if (win) {
+        copy_rows(win, vk->stage.map);
+        goto done;
+    }
     int32_t *o = malloc((size_t)out_bytes);
     if (!o) {
         r = VK_ERROR_OUT_OF_HOST_MEMORY;
@@ -982,7 +1096,7 @@ static int vk_run_layers(void *backend, const WaiLayer *layers, uint32_t n, cons
     if (!n) {
         fallback = 1; /* nothing to compute: the CPU path copies */
     } else {
-        const VkResult r = gpu_run(vk, layers, n, in, s, out, &os, &fallback);
+        const VkResult r = gpu_run(vk, layers, n, in, s, out, &os, NULL, &fallback);
         /* device memory running out is a limit of this device, not of the stream */
         if (r == VK_ERROR_OUT_OF_DEVICE_MEMORY) fallback = 1;
         else if (r) ret = vk_err(r);
@@ -1003,15 +1117,55 @@ static int vk_run_layers(void *backend, const WaiLayer *layers, uint32_t n, cons
     return 0;
 }
 
+/* g_s and the RGB8 output in one submit (the synthesis_rgb hook of dsp.h). Declines (1) where
+ * the device cannot do it; wai_synthesis() then takes run_layers, whose own fallback rules
+ * apply. */
+static int vk_synthesis_rgb(void *backend, const WaiLayer *layers, uint32_t n, const int32_t *in,
+                            const int shape[3], uint32_t dx, uint32_t dy, uint32_t dw, uint32_t dh,
+                            uint8_t *rgb, ptrdiff_t stride)
+{
+    WaiVk *vk = backend;
+    const WaiShape s = { shape[0], shape[1], shape[2] };
+    if (!n) return 1;
+    WaiShape fs = s; /* wai_synthesis() has checked the list; the window is checked again */
+    for (uint32_t k = 0; k < n; k++) fs = step_shape(&layers[k], fs);
+    if (fs.c != 3 || !dw || !dh || (uint64_t)dx + dw > (uint64_t)fs.w ||
+        (uint64_t)dy + dh > (uint64_t)fs.h || stride < 0 || (uint64_t)stride < (uint64_t)dw * 3)
+        return WAI_ERR_INVALID_ARG;
+
+    Window win = { .dx = dx, .dy = dy, .dw = dw, .dh = dh, .rgb = rgb, .stride = stride };
+    int fallback = 0, ret = 0;
+    pthread_mutex_lock(&vk->lock);
+    const VkResult r = vk->rgb_off ? VK_SUCCESS
+                                   : gpu_run(vk, layers, n, in, s, NULL, NULL, &win, &fallback);
+    if (vk->rgb_off || r == VK_ERROR_OUT_OF_DEVICE_MEMORY) fallback = 1;
+    else if (r) ret = vk_err(r);
+    if (!ret && !fallback) {
+        vk->stats.gpu_runs++;
+        vk->stats.rgb_runs++;
+    }
+    pthread_mutex_unlock(&vk->lock);
+    return ret < 0 ? ret : fallback;
+}
+
 void wai_vk_attach(WaiVk *vk, WaiDsp *dsp)
 {
     if (!vk || !dsp) return;
     if (dsp->run_layers != vk_run_layers || dsp->backend != vk) {
         vk->cpu = *dsp;
         vk->cpu.run_layers = NULL; /* the fallback must not come back here */
+        vk->cpu.synthesis_rgb = NULL;
         vk->cpu.backend = NULL;
         vk->have_cpu = vk->cpu.conv && vk->cpu.convt && vk->cpu.igdn && vk->cpu.lrelu;
     }
     dsp->run_layers = vk_run_layers;
     dsp->backend = vk;
+    /* rgb.comp packs byte j of a word at bits 8j, which the host reads as memory order on
+     * little-endian hosts only; elsewhere the CPU converts */
+#if defined(__BYTE_ORDER__) && defined(__ORDER_LITTLE_ENDIAN__) && \
+    __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    dsp->synthesis_rgb = vk_synthesis_rgb;
+#else
+    dsp->synthesis_rgb = NULL;
+#endif
 }

@@ -17,8 +17,9 @@ int wai_vk_open(WaiVk **out, int device_index, char *msg, size_t msg_size);
 /* Frees every device object; NULL is a no-op. A WaiDsp attached to it must not be used after. */
 void wai_vk_close(WaiVk *vk);
 
-/* Point dsp->run_layers / dsp->backend at this device. The kernels already in dsp are kept
- * (copied) as the fallback for tensors beyond the device's buffer limits. */
+/* Point dsp->run_layers / dsp->backend at this device, and dsp->synthesis_rgb (g_s and the
+ * RGB8 output together; little-endian hosts). The kernels already in dsp are kept (copied) as
+ * the fallback for tensors beyond the device's buffer limits. */
 void wai_vk_attach(WaiVk *vk, WaiDsp *dsp);
 
 /* The device name as the driver reports it ("llvmpipe (LLVM 15.0.6, 256 bits)"). */
@@ -31,9 +32,15 @@ typedef struct WaiVkStats {
     uint64_t uploads;          /* layer parameter uploads (once per layer, again if it changed) */
     uint64_t dispatches;
     uint64_t param_bytes;      /* device bytes of cached layer parameters after the last run */
+    uint64_t rgb_runs;         /* g_s runs with the RGB8 output on the device (synthesis_rgb) */
+    uint64_t readback_bytes;   /* bytes copied back from the device, all runs */
 } WaiVkStats;
 
 void wai_vk_get_stats(const WaiVk *vk, WaiVkStats *st);
+
+/* Testing and timing only: on = 0 makes synthesis_rgb decline, so g_s reads back the int32
+ * tensor and the CPU converts (the path before the RGB8 pass); on = 1 (the default) undoes it. */
+void wai_vk_set_rgb(WaiVk *vk, int on);
 
 /* Testing only: pretend the device's largest storage buffer is max_bytes (0 = the real limit),
  * to exercise the CPU fallback. */

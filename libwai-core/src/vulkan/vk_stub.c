@@ -24,6 +24,8 @@ void wai_vk_get_stats(const WaiVk *vk, WaiVkStats *st)
     memset(st, 0, sizeof(*st));
 }
 
+void wai_vk_set_rgb(WaiVk *vk, int on) { (void)vk; (void)on; }
+
 void wai_vk_set_buffer_limit(WaiVk *vk, size_t max_bytes) { (void)vk; (void)max_bytes; }
 
 void wai_vk_set_cache_budget(WaiVk *vk, size_t bytes) { (void)vk; (void)bytes; }
