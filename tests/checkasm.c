@@ -312,7 +312,7 @@ static void check_graph(const Set *s, Stat *st)
         for (size_t e = 0; e < nw; e++) l->weight[e] = (int16_t)rr(-2048, 2047);
         for (int o = 0; o < l->cout; o++) {
             l->shift[o] = (uint8_t)rr(10, 14);
-            l->bias[o] = rr(-(1 << 20), 1 << 20) << l->shift[o];
+            l->bias[o] = rr(-(1 << 20), 1 << 20) * ((int64_t)1 << l->shift[o]);
         }
     }
     L[1].beta = malloc((size_t)C * sizeof(int64_t));

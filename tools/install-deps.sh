@@ -4,7 +4,8 @@
 set -eu
 pkgs="gcc clang meson ninja-build pkg-config libpng-dev zlib1g-dev nettle-dev
   libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev gstreamer1.0-tools
-  gstreamer1.0-plugins-base gstreamer1.0-plugins-good xvfb xauth libclang-rt-14-dev llvm
+  gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-plugins-base-apps
+  gstreamer1.0-gl gstreamer1.0-x xvfb xauth libclang-rt-14-dev llvm
   libvulkan-dev mesa-vulkan-drivers vulkan-tools glslc spirv-tools
   dpkg-dev git make nasm vlc-bin vlc-plugin-base libvlccore-dev"
 if [ -n "${WAI_EXTRA_PACKAGES:-}" ]; then pkgs="$pkgs $WAI_EXTRA_PACKAGES"; fi

@@ -702,7 +702,8 @@ static int cmd_info(int argc, char **argv)
     int64_t last_index = -1;
     for (;;) {
         WaiUnitInfo u;
-        int k = wai_find_unit(r.buf + r.pos, r.len - r.pos, INFO_MAX_UNIT, &u);
+        /* nothing read yet: no pointer arithmetic on the NULL buffer */
+        int k = wai_find_unit(r.buf ? r.buf + r.pos : NULL, r.len - r.pos, INFO_MAX_UNIT, &u);
         if (u.offset) {
             if (!skip_len) skip_at = r.base + r.pos;
             if (!in_trunc) skip_len += u.offset;
