@@ -1,5 +1,5 @@
-/* wai: decode, inspect and verify WAI streams. Uses only the public libwai API (plus libpng for
- * PNG output and nettle for the conformance hash of spec section 8).
+/* wai: encode, decode, inspect and verify WAI streams. Uses only the public libwai API (plus
+ * libpng for PNG input and output and nettle for the conformance hash of spec section 8).
  *
  * Exit codes: 0 success; 1 invalid or corrupt input, or a verify mismatch; 2 usage error;
  * 3 I/O error or internal failure. */
@@ -14,6 +14,7 @@
 #include <nettle/sha2.h>
 #include <png.h>
 
+#include <wai/encoder.h>
 #include <wai/wai.h>
 
 #define EXIT_INPUT 1
@@ -954,12 +955,206 @@ static int cmd_verify(int argc, char **argv)
     return failed ? EXIT_INPUT : 0;
 }
 
+/* ---- encode (issue 3; owner: enc) ---- */
+
+/* Read a PNG of any colour type and depth as RGB8 (palette, grey, alpha and 16 bits are
+ * converted; alpha is dropped). *rgb is malloc'ed, rows of w * 3 bytes. */
+static int read_png(const char *path, uint8_t **rgb, uint32_t *w, uint32_t *h)
+{
+    *rgb = NULL;
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        errmsg(path, "%s", strerror(errno));
+        return EXIT_SYSTEM;
+    }
+    png_structp png = png_create_read_struct(PNG_LIBPNG_VER_STRING, NULL, NULL, NULL);
+    png_infop pinfo = png ? png_create_info_struct(png) : NULL;
+    uint8_t *volatile data = NULL;
+    png_bytep *volatile rows = NULL;
+    if (!pinfo) {
+        png_destroy_read_struct(&png, NULL, NULL);
+        fclose(f);
+        errmsg(path, "cannot create a PNG reader");
+        return EXIT_SYSTEM;
+    }
+    if (setjmp(png_jmpbuf(png))) {
+        png_destroy_read_struct(&png, &pinfo, NULL);
+        fclose(f);
+        free(data);
+        free(rows);
+        errmsg(path, "not a valid PNG file");
+        return EXIT_INPUT;
+    }
+    png_init_io(png, f);
+    png_set_user_limits(png, 65536, 65536);
+    png_read_info(png, pinfo);
+    int ct = png_get_color_type(png, pinfo);
+    png_set_expand(png);           /* palette -> RGB, grey < 8 bits -> 8, tRNS -> alpha */
+    png_set_strip_16(png);
+    png_set_strip_alpha(png);
+    if (ct == PNG_COLOR_TYPE_GRAY || ct == PNG_COLOR_TYPE_GRAY_ALPHA) png_set_gray_to_rgb(png);
+    png_set_interlace_handling(png);
+    png_read_update_info(png, pinfo);
+    uint32_t pw = png_get_image_width(png, pinfo), ph = png_get_image_height(png, pinfo);
+    if (png_get_rowbytes(png, pinfo) != (size_t)pw * 3) png_error(png, "unexpected row format");
+    data = malloc((size_t)pw * ph * 3);
+    rows = malloc(ph * sizeof(*rows));
+    if (!data || !rows) png_error(png, "out of memory");
+    for (uint32_t y = 0; y < ph; y++) rows[y] = data + (size_t)y * pw * 3;
+    png_read_image(png, rows);
+    png_read_end(png, NULL);
+    png_destroy_read_struct(&png, &pinfo, NULL);
+    fclose(f);
+    free(rows);
+    *rgb = data;
+    *w = pw;
+    *h = ph;
+    return 0;
+}
+
+static void encode_usage(FILE *f)
+{
+    fprintf(f,
+        "usage: wai encode IN.png [IN2.png ...] -o OUT.wai [options]\n"
+        "  encodes PNG pictures (any colour type; alpha dropped), one frame each, all of the\n"
+        "  same size, into one stream; prints bytes and bits per pixel\n"
+        "  --quality N        1..8 (default 3): the model pair wai-qN.whm + wai-qN.ana\n"
+        "  --model-dir DIR    where the model pairs are (default: the installed model dir)\n"
+        "  --model FILE.whm --analysis FILE.ana   an explicit model pair instead\n"
+        "  --embed-model      put the WHM1 model into the stream\n"
+        "  --fps NUM[/DEN]    frame rate in the sequence header (default 25)\n"
+        "  --threads N        threads of the integer hyper-synthesis (0 = automatic)\n"
+        "  -q, --quiet        no summary line\n");
+}
+
+static int cmd_encode(int argc, char **argv)
+{
+    WaiEncoderSettings s;
+    wai_encoder_default_settings(&s);
+    const char *outp = NULL;
+    const char **ins = calloc((size_t)argc + 1, sizeof(*ins));
+    int n_in = 0, quiet = 0;
+    if (!ins) return EXIT_SYSTEM;
+    for (int i = 0; i < argc; i++) {
+        int missing = 0;
+        const char *v;
+        uint64_t u;
+        const char *a = argv[i];
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            encode_usage(stdout);
+            free(ins);
+            return 0;
+        } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
+            quiet = 1;
+        } else if (!strcmp(a, "--embed-model")) {
+            s.embed_model = 1;
+        } else if (!strcmp(a, "-o")) {
+            if (i + 1 >= argc) missing = 1; else outp = argv[++i];
+        } else if ((v = opt_value(argc, argv, &i, "--quality", &missing))) {
+            if (parse_u64(v, &u, 0) || u < 1 || u > 8) goto bad;
+            s.quality = (int)u;
+        } else if ((v = opt_value(argc, argv, &i, "--model-dir", &missing))) {
+            s.model_dir = v;
+        } else if ((v = opt_value(argc, argv, &i, "--model", &missing))) {
+            s.model_file = v;
+        } else if ((v = opt_value(argc, argv, &i, "--analysis", &missing))) {
+            s.analysis_file = v;
+        } else if ((v = opt_value(argc, argv, &i, "--threads", &missing))) {
+            if (parse_u64(v, &u, 0) || u > 64) goto bad;
+            s.threads = (int)u;
+        } else if ((v = opt_value(argc, argv, &i, "--fps", &missing))) {
+            char num[32];
+            const char *sl = strchr(v, '/');
+            size_t nl = sl ? (size_t)(sl - v) : strlen(v);
+            uint64_t d = 1;
+            if (nl >= sizeof(num)) goto bad;
+            memcpy(num, v, nl);
+            num[nl] = 0;
+            if (parse_u64(num, &u, 0) || !u || u > UINT32_MAX ||
+                (sl && (parse_u64(sl + 1, &d, 0) || !d || d > UINT32_MAX)))
+                goto bad;
+            s.fps_num = (uint32_t)u;
+            s.fps_den = (uint32_t)d;
+        } else if (a[0] == '-' && a[1]) {
+            errmsg(NULL, "encode: unknown option '%s'", a);
+            goto usage_err;
+        } else {
+            ins[n_in++] = a;
+        }
+        if (missing) {
+            errmsg(NULL, "encode: option '%s' needs a value", a);
+            goto usage_err;
+        }
+        continue;
+bad:
+        errmsg(NULL, "encode: bad value for '%s'", a);
+        goto usage_err;
+    }
+    if (!n_in || !outp) {
+        errmsg(NULL, "encode: need input PNG files and -o OUT.wai");
+        goto usage_err;
+    }
+    if ((!s.model_file) != (!s.analysis_file)) {
+        errmsg(NULL, "encode: --model and --analysis go together");
+        goto usage_err;
+    }
+    WaiEncoder *e;
+    int r = wai_encoder_open(&e, &s);
+    if (r < 0) {
+        errmsg(NULL, "encode: %s (%s)", wai_encoder_last_error(NULL), wai_strerror(r));
+        free(ins);
+        return r == WAI_ERR_INVALID_ARG ? EXIT_USAGE : r == WAI_ERR_IO ? EXIT_SYSTEM : exit_code(r);
+    }
+    int ret = 0;
+    uint64_t pixels = 0;
+    for (int k = 0; k < n_in && !ret; k++) {
+        uint8_t *rgb;
+        uint32_t w, h;
+        if ((ret = read_png(ins[k], &rgb, &w, &h))) break;
+        r = wai_encode_picture(e, rgb, (ptrdiff_t)w * 3, w, h);
+        free(rgb);
+        if (r < 0) {
+            errmsg(ins[k], "%s (%s)", wai_encoder_last_error(e), wai_strerror(r));
+            ret = r == WAI_ERR_INVALID_ARG ? EXIT_INPUT : exit_code(r);
+        }
+        pixels += (uint64_t)w * h;
+    }
+    uint8_t *buf = NULL;
+    size_t size = 0;
+    if (!ret && (r = wai_encoder_finish(e, &buf, &size)) < 0) {
+        errmsg(NULL, "encode: %s", wai_encoder_last_error(e));
+        ret = EXIT_SYSTEM;
+    }
+    wai_encoder_close(&e);
+    if (!ret) {
+        FILE *f = fopen(outp, "wb");
+        int ok = f && fwrite(buf, 1, size, f) == size;
+        if (f && fclose(f)) ok = 0;
+        if (!ok) {
+            errmsg(outp, "cannot write: %s", strerror(errno));
+            ret = EXIT_SYSTEM;
+        } else if (!quiet) {
+            fprintf(stderr, "wai: %s: %d frame%s, %zu bytes, %.4f bpp\n", outp, n_in,
+                    n_in == 1 ? "" : "s", size, pixels ? 8.0 * (double)size / (double)pixels : 0.0);
+        }
+    }
+    free(buf);
+    free(ins);
+    return ret;
+usage_err:
+    encode_usage(stderr);
+    free(ins);
+    return EXIT_USAGE;
+}
+/* ---- end encode ---- */
+
 /* ---- main ---- */
 
 static void usage(FILE *f)
 {
     fprintf(f,
         "usage: wai COMMAND [options]\n"
+        "  encode IN.png -o OUT.wai  encode PNG pictures (--quality N, --model-dir DIR)\n"
         "  decode IN.wai -o OUT    decode to PNG or raw RGB24 (--sha256: conformance hash)\n"
         "  info IN.wai             print the units of a stream\n"
         "  verify MANIFEST         decode and check conformance vectors\n"
@@ -983,6 +1178,7 @@ int main(int argc, char **argv)
         printf("wai %s\n", wai_version_string());
         return 0;
     }
+    if (!strcmp(cmd, "encode")) return cmd_encode(argc - 2, argv + 2);
     if (!strcmp(cmd, "decode")) return cmd_decode(argc - 2, argv + 2);
     if (!strcmp(cmd, "info")) return cmd_info(argc - 2, argv + 2);
     if (!strcmp(cmd, "verify")) return cmd_verify(argc - 2, argv + 2);

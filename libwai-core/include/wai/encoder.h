@@ -1,0 +1,71 @@
+/*
+ * libwai-core public API: encoding WAI streams.
+ *
+ *     WaiEncoderSettings s;  wai_encoder_default_settings(&s);
+ *     s.model_dir = "models"; s.quality = 3;     // wai-q3.whm + wai-q3.ana
+ *     WaiEncoder *e;  if (wai_encoder_open(&e, &s) < 0) ...
+ *     for each picture: wai_encode_picture(e, rgb, stride, width, height);
+ *     uint8_t *stream; size_t size;  wai_encoder_finish(e, &stream, &size);  ... free(stream);
+ *     wai_encoder_close(&e);
+ *
+ * The analysis transforms (g_a, h_a) run in float from the `.ana` file (informative format,
+ * docs/spec/wai-encoder-weights.md); the hyper-synthesis h_s runs in the decoder's integers,
+ * so a conforming decoder reproduces the encoder's tables and means exactly. The same input,
+ * model and library binary give the same bytes.
+ */
+#ifndef WAI_ENCODER_H
+#define WAI_ENCODER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "wai/wai.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct WaiEncoder WaiEncoder;
+
+/** Encoder settings. Always initialise with wai_encoder_default_settings(). */
+typedef struct WaiEncoderSettings {
+    const char *model_dir;     /**< directory holding wai-q<quality>.whm and .ana; default NULL:
+                                    the installed $datadir/wai/models */
+    const char *model_file;    /**< explicit WHM1 file (overrides model_dir/quality); NULL */
+    const char *analysis_file; /**< explicit .ana file, with model_file; NULL */
+    int quality;               /**< 1..8; default 3 */
+    uint32_t fps_num, fps_den; /**< frame rate written to the sequence header; default 25/1 */
+    int embed_model;           /**< embed the WHM1 file in the sequence header; default 0 */
+    int threads;               /**< threads of the integer h_s; 0 = automatic (default) */
+    uint8_t reserved[64];      /**< zero */
+} WaiEncoderSettings;
+
+WAI_API void wai_encoder_default_settings(WaiEncoderSettings *s);
+
+/** Load the model pair. Errors: WAI_ERR_INVALID_ARG, WAI_ERR_IO (a file cannot be read),
+ *  WAI_ERR_MODEL_INVALID (a malformed file, or an .ana not made for that WHM1), NOMEM. */
+WAI_API int wai_encoder_open(WaiEncoder **enc, const WaiEncoderSettings *s);
+
+/** Encode one picture (interleaved RGB8, height rows of stride bytes) as the next frame. Every
+ *  picture of a stream has the size of the first (else WAI_ERR_INVALID_ARG). */
+WAI_API int wai_encode_picture(WaiEncoder *enc, const uint8_t *rgb, ptrdiff_t stride,
+                               uint32_t width, uint32_t height);
+
+/** The whole stream so far (sequence header with frame_count, then the frames); *out is
+ *  malloc'ed, the caller free()s it. At least one picture must have been encoded. */
+WAI_API int wai_encoder_finish(WaiEncoder *enc, uint8_t **out, size_t *size);
+
+/** Bytes of the last encoded frame's payload, split into z and y streams (for statistics). */
+WAI_API int wai_encoder_last_sizes(WaiEncoder *enc, size_t *z_bytes, size_t *y_bytes);
+
+/** The message of the last error (never NULL); with enc NULL, that of the last failed
+ *  wai_encoder_open() in this thread. */
+WAI_API const char *wai_encoder_last_error(WaiEncoder *enc);
+
+WAI_API void wai_encoder_close(WaiEncoder **enc);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

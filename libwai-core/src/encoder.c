@@ -1,0 +1,507 @@
+/* The WAI encoder (public API in wai/encoder.h): float analysis g_a, h_a from an `.ana` file
+ * (docs/spec/wai-encoder-weights.md), then the decoder's own integer h_s (wai_hyper) for the
+ * tables and means, so that encoder and decoder agree bit for bit on every y table index and
+ * mean. The float part is plain C loops: deterministic for a given binary. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "wai/encoder.h"
+
+#include "common.h"
+#include "dsp.h"
+#include "graph.h"
+#include "model.h"
+#include "payload.h"
+#include "stream.h"
+
+#ifndef WAI_MODEL_DIR
+#define WAI_MODEL_DIR "/usr/local/share/wai/models"
+#endif
+
+#define ANA_HEADER 128
+#define ANA_MAX_LAYERS 64
+#define MODEL_MAX_BYTES ((size_t)512 << 20)
+
+enum { ANA_CONV = 1, ANA_LRELU = 3, ANA_GDN = 5 };
+
+typedef struct AnaLayer {
+    int type;
+    int cin, cout, k, stride, pad;
+    float *w, *b;         /* conv: [cout][cin][k][k], [cout] */
+    float slope;          /* leaky ReLU */
+    float *beta, *gamma;  /* GDN: [C], [C][C] (effective values) */
+} AnaLayer;
+
+struct WaiEncoder {
+    WaiModel *model;
+    uint8_t *whm;         /* the WHM1 bytes, kept only when embedding */
+    size_t whm_size;
+    AnaLayer *layers;     /* g_a then h_a */
+    uint32_t n_ga, n_ha;
+    WaiDsp dsp;
+    WaiEncoderSettings s;
+    WaiBuf frames;
+    uint32_t n_frames, width, height;
+    size_t last_z, last_y;
+    char msg[320];
+};
+
+/* the message of the last failed wai_encoder_open() of this thread */
+static _Thread_local char open_msg[320];
+
+static int fail(WaiEncoder *e, int err, const char *what)
+{
+    if (e) snprintf(e->msg, sizeof(e->msg), "%s", what);
+    return err;
+}
+
+void wai_encoder_default_settings(WaiEncoderSettings *s)
+{
+    if (!s) return;
+    memset(s, 0, sizeof(*s));
+    s->quality = 3;
+    s->fps_num = 25;
+    s->fps_den = 1;
+}
+
+/* ---- .ana parsing (bounded; every field checked) ---- */
+
+static void free_layers(AnaLayer *l, uint32_t n)
+{
+    for (uint32_t i = 0; l && i < n; i++) {
+        free(l[i].w);
+        free(l[i].b);
+        free(l[i].beta);
+        free(l[i].gamma);
+    }
+    free(l);
+}
+
+static float *read_floats(WaiReader *r, size_t n)
+{
+    size_t bytes;
+    if (wai_mul_size(n, 4, &bytes) || wai_reader_left(r) < bytes) {
+        r->err = WAI_ERR_TRUNCATED;
+        return NULL;
+    }
+    float *f = malloc(n ? n * sizeof(*f) : 1);
+    if (!f) return NULL;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t u = wai_read32(r);
+        memcpy(&f[i], &u, 4);
+        if (!isfinite(f[i])) r->err = WAI_ERR_MODEL_INVALID;
+    }
+    return f;
+}
+
+/* One record; *ch is the channel count flowing in, updated. Returns 0 or a negative code. */
+static int parse_layer(WaiReader *r, AnaLayer *l, int *ch)
+{
+    l->type = wai_read8(r);
+    if (wai_read8(r) | wai_read8(r) | wai_read8(r)) return WAI_ERR_MODEL_INVALID;
+    if (l->type == ANA_CONV) {
+        uint32_t cin = wai_read32(r), cout = wai_read32(r);
+        int kh = wai_read8(r), kw = wai_read8(r), st = wai_read8(r), pad = wai_read8(r);
+        if (r->err) return WAI_ERR_MODEL_INVALID;
+        if (cin < 1 || cin > 1024 || cout < 1 || cout > 1024 || kh != kw || kh < 1 || kh > 15 ||
+            st < 1 || st > 8 || pad >= kh || (int)cin != *ch)
+            return WAI_ERR_MODEL_INVALID;
+        l->cin = (int)cin; l->cout = (int)cout; l->k = kh; l->stride = st; l->pad = pad;
+        l->w = read_floats(r, (size_t)cout * cin * (size_t)(kh * kh));
+        if (!l->w) return r->err ? WAI_ERR_MODEL_INVALID : WAI_ERR_NOMEM;
+        l->b = read_floats(r, cout);
+        if (!l->b) return r->err ? WAI_ERR_MODEL_INVALID : WAI_ERR_NOMEM;
+        *ch = (int)cout;
+    } else if (l->type == ANA_LRELU) {
+        uint32_t u = wai_read32(r);
+        memcpy(&l->slope, &u, 4);
+        if (!isfinite(l->slope)) return WAI_ERR_MODEL_INVALID;
+        l->cin = l->cout = *ch;
+    } else if (l->type == ANA_GDN) {
+        uint32_t c = wai_read32(r);
+        if (r->err || (int)c != *ch || c > 1024) return WAI_ERR_MODEL_INVALID;
+        l->cin = l->cout = (int)c;
+        l->beta = read_floats(r, c);
+        if (!l->beta) return r->err ? WAI_ERR_MODEL_INVALID : WAI_ERR_NOMEM;
+        l->gamma = read_floats(r, (size_t)c * c);
+        if (!l->gamma) return r->err ? WAI_ERR_MODEL_INVALID : WAI_ERR_NOMEM;
+        for (uint32_t i = 0; i < c; i++)   /* the norm must stay positive */
+            if (!(l->beta[i] > 0)) return WAI_ERR_MODEL_INVALID;
+        for (size_t i = 0; i < (size_t)c * c; i++)
+            if (l->gamma[i] < 0) return WAI_ERR_MODEL_INVALID;
+    } else {
+        return WAI_ERR_MODEL_INVALID;
+    }
+    return r->err ? WAI_ERR_MODEL_INVALID : 0;
+}
+
+static int parse_ana(WaiEncoder *e, const uint8_t *buf, size_t size)
+{
+    const WaiModel *m = e->model;
+    if (size < ANA_HEADER + 4 || memcmp(buf, "WAA1", 4) || wai_rd32(buf + 4) != 1 ||
+        wai_rd32(buf + 8) != size || wai_rd32(buf + 12) != 0)
+        return fail(e, WAI_ERR_MODEL_INVALID, "analysis file: bad header (magic, version, size)");
+    if (wai_crc32(buf, size - 4) != wai_rd32(buf + size - 4))
+        return fail(e, WAI_ERR_MODEL_INVALID, "analysis file: CRC mismatch");
+    if (wai_rd32(buf + 80) != m->n_z || wai_rd32(buf + 84) != m->n_y)
+        return fail(e, WAI_ERR_MODEL_INVALID, "analysis file: N, M differ from the model's");
+    if (memcmp(buf + 96, m->sha256, 32))
+        return fail(e, WAI_ERR_MODEL_INVALID, "analysis file: made for another WHM1 model");
+    uint32_t n_ga = wai_rd32(buf + 88), n_ha = wai_rd32(buf + 92);
+    if (!n_ga || !n_ha || n_ga > ANA_MAX_LAYERS || n_ha > ANA_MAX_LAYERS)
+        return fail(e, WAI_ERR_MODEL_INVALID, "analysis file: layer counts");
+    e->layers = calloc(n_ga + n_ha, sizeof(*e->layers));
+    if (!e->layers) return fail(e, WAI_ERR_NOMEM, "out of memory");
+    e->n_ga = n_ga;
+    e->n_ha = n_ha;
+    WaiReader r;
+    wai_reader_init(&r, buf + ANA_HEADER, size - ANA_HEADER - 4);
+    int ch = 3;
+    for (uint32_t i = 0; i < n_ga + n_ha; i++) {
+        if (i == n_ga && ch != (int)m->n_y)
+            return fail(e, WAI_ERR_MODEL_INVALID, "analysis file: g_a does not end with M channels");
+        int ret = parse_layer(&r, &e->layers[i], &ch);
+        if (ret < 0) return fail(e, ret, "analysis file: bad layer record");
+    }
+    if (ch != (int)m->n_z || wai_reader_left(&r))
+        return fail(e, WAI_ERR_MODEL_INVALID, "analysis file: h_a channels or trailing bytes");
+    return 0;
+}
+
+/* ---- float operators ---- */
+
+typedef struct FT { float *d; int c, h, w; } FT;
+
+static int conv_f(const AnaLayer *l, const FT *x, FT *y)
+{
+    const int k = l->k, s = l->stride, p = l->pad;
+    y->c = l->cout;
+    y->h = (x->h + 2 * p - k) / s + 1;
+    y->w = (x->w + 2 * p - k) / s + 1;
+    if (x->h + 2 * p < k || x->w + 2 * p < k) return WAI_ERR_MODEL_INVALID;
+    const size_t plane = (size_t)y->h * (size_t)y->w, iplane = (size_t)x->h * (size_t)x->w;
+    y->d = malloc((size_t)y->c * plane * sizeof(float));
+    if (!y->d) return WAI_ERR_NOMEM;
+    for (int o = 0; o < y->c; o++) {
+        float *out = y->d + (size_t)o * plane;
+        for (size_t j = 0; j < plane; j++) out[j] = l->b[o];
+        for (int i = 0; i < l->cin; i++) {
+            const float *in = x->d + (size_t)i * iplane;
+            const float *w = l->w + ((size_t)o * l->cin + i) * (size_t)(k * k);
+            for (int ky = 0; ky < k; ky++) {
+                /* output rows whose input row oy*s - p + ky is inside */
+                for (int oy = 0; oy < y->h; oy++) {
+                    int iy = oy * s - p + ky;
+                    if (iy < 0 || iy >= x->h) continue;
+                    const float *row = in + (size_t)iy * x->w;
+                    float *orow = out + (size_t)oy * y->w;
+                    for (int kx = 0; kx < k; kx++) {
+                        const float wv = w[ky * k + kx];
+                        /* ox range with 0 <= ox*s - p + kx < W */
+                        int lo = p - kx > 0 ? (p - kx + s - 1) / s : 0;
+                        int hi = (x->w - 1 + p - kx) >= 0 ? (x->w - 1 + p - kx) / s : -1;
+                        if (hi > y->w - 1) hi = y->w - 1;
+                        for (int ox = lo; ox <= hi; ox++) orow[ox] += wv * row[ox * s - p + kx];
+                    }
+                }
+            }
+        }
+    }
+    return 0;
+}
+
+static void lrelu_f(const AnaLayer *l, FT *x)
+{
+    const size_t n = (size_t)x->c * x->h * x->w;
+    for (size_t i = 0; i < n; i++)
+        if (x->d[i] < 0) x->d[i] *= l->slope;
+}
+
+/* y_i = x_i / sqrt(beta_i + sum_j gamma_ij x_j^2), in place (one position at a time). */
+static int gdn_f(const AnaLayer *l, FT *x)
+{
+    const int c = x->c;
+    const size_t plane = (size_t)x->h * x->w;
+    float *sq = malloc((size_t)c * plane * sizeof(float));
+    if (!sq) return WAI_ERR_NOMEM;
+    for (size_t i = 0; i < (size_t)c * plane; i++) sq[i] = x->d[i] * x->d[i];
+    float *norm = malloc(plane * sizeof(float));
+    if (!norm) {
+        free(sq);
+        return WAI_ERR_NOMEM;
+    }
+    for (int i = 0; i < c; i++) {
+        for (size_t p = 0; p < plane; p++) norm[p] = l->beta[i];
+        for (int j = 0; j < c; j++) {
+            const float g = l->gamma[(size_t)i * c + j];
+            if (g == 0) continue;
+            const float *s = sq + (size_t)j * plane;
+            for (size_t p = 0; p < plane; p++) norm[p] += g * s[p];
+        }
+        float *xi = x->d + (size_t)i * plane;
+        for (size_t p = 0; p < plane; p++) xi[p] /= sqrtf(norm[p]);
+    }
+    free(norm);
+    free(sq);
+    return 0;
+}
+
+static int run_f(const AnaLayer *l, uint32_t n, FT *t)
+{
+    for (uint32_t i = 0; i < n; i++) {
+        int ret = 0;
+        if (l[i].type == ANA_CONV) {
+            FT y;
+            ret = conv_f(&l[i], t, &y);
+            if (ret < 0) return ret;
+            free(t->d);
+            *t = y;
+        } else if (l[i].type == ANA_LRELU) {
+            lrelu_f(&l[i], t);
+        } else {
+            ret = gdn_f(&l[i], t);
+            if (ret < 0) return ret;
+        }
+    }
+    return 0;
+}
+
+/* ---- open / close ---- */
+
+int wai_encoder_open(WaiEncoder **out, const WaiEncoderSettings *s)
+{
+    if (!out) return WAI_ERR_INVALID_ARG;
+    *out = NULL;
+    if (!s || ((!s->model_file) != (!s->analysis_file)) ||
+        (!s->model_file && (s->quality < 1 || s->quality > 8)) || !s->fps_num || !s->fps_den ||
+        s->threads < 0)
+        return WAI_ERR_INVALID_ARG;
+    WaiEncoder *e = calloc(1, sizeof(*e));
+    if (!e) return WAI_ERR_NOMEM;
+    e->s = *s;
+    e->s.model_dir = e->s.model_file = e->s.analysis_file = NULL;  /* not kept */
+    wai_buf_init(&e->frames);
+    char whm_path[4096], ana_path[4096];
+    if (s->model_file) {
+        snprintf(whm_path, sizeof(whm_path), "%s", s->model_file);
+        snprintf(ana_path, sizeof(ana_path), "%s", s->analysis_file);
+    } else {
+        const char *dir = s->model_dir ? s->model_dir : WAI_MODEL_DIR;
+        snprintf(whm_path, sizeof(whm_path), "%s/wai-q%d.whm", dir, s->quality);
+        snprintf(ana_path, sizeof(ana_path), "%s/wai-q%d.ana", dir, s->quality);
+    }
+    uint8_t *buf = NULL;
+    size_t size = 0;
+    char detail[256] = "";
+    int ret = wai_read_file(whm_path, MODEL_MAX_BYTES, &buf, &size);
+    if (ret < 0) {
+        snprintf(e->msg, sizeof(e->msg), "cannot read %.280s", whm_path);
+        goto err;
+    }
+    ret = wai_model_parse(&e->model, buf, size, detail, sizeof(detail));
+    if (ret < 0) {
+        snprintf(e->msg, sizeof(e->msg), "%.200s: %.100s", whm_path, detail);
+        free(buf);
+        goto err;
+    }
+    if (s->embed_model) {
+        e->whm = buf;
+        e->whm_size = size;
+    } else {
+        free(buf);
+    }
+    ret = wai_read_file(ana_path, MODEL_MAX_BYTES, &buf, &size);
+    if (ret < 0) {
+        snprintf(e->msg, sizeof(e->msg), "cannot read %.280s", ana_path);
+        goto err;
+    }
+    ret = parse_ana(e, buf, size);
+    free(buf);
+    if (ret < 0) goto err;
+    wai_dsp_init_ref(&e->dsp);
+    if ((ret = wai_dsp_init(&e->dsp, WAI_KERNELS_AUTO)) < 0) goto err;
+    if ((ret = wai_dsp_set_threads(&e->dsp, s->threads)) < 0) goto err;
+    *out = e;
+    return 0;
+err:
+    if (!e->msg[0]) snprintf(e->msg, sizeof(e->msg), "%s", wai_strerror(ret));
+    memcpy(open_msg, e->msg, sizeof(open_msg));
+    wai_encoder_close(&e);
+    return ret;
+}
+
+void wai_encoder_close(WaiEncoder **pe)
+{
+    if (!pe || !*pe) return;
+    WaiEncoder *e = *pe;
+    wai_model_free(e->model);
+    free(e->whm);
+    free_layers(e->layers, e->n_ga + e->n_ha);
+    wai_buf_free(&e->frames);
+    free(e);
+    *pe = NULL;
+}
+
+const char *wai_encoder_last_error(WaiEncoder *e)
+{
+    return e ? e->msg : open_msg;
+}
+
+/* ---- one picture ---- */
+
+static int32_t round_value(double v)
+{
+    double r = floor(v + 0.5);
+    if (r != r) return 0;            /* NaN from a degenerate model: code 0, stay defined */
+    return r > WAI_VALUE_MAX ? WAI_VALUE_MAX : r < -WAI_VALUE_MAX ? -WAI_VALUE_MAX : (int32_t)r;
+}
+
+/* RGB8 -> [3][Hp][Wp] in [0, 1], edge pixels replicated into the padding. */
+static float *load_padded(const uint8_t *rgb, ptrdiff_t stride, uint32_t w, uint32_t h,
+                          uint32_t wp, uint32_t hp)
+{
+    const size_t plane = (size_t)wp * hp;
+    float *x = malloc(3 * plane * sizeof(float));
+    if (!x) return NULL;
+    for (uint32_t yy = 0; yy < hp; yy++) {
+#ifdef WAI_PLANTED_FAULT_ENC_PAD_ROW
+        const uint8_t *row = rgb + (ptrdiff_t)(yy < h ? yy : 0) * stride;  /* planted: wrong row */
+#else
+        const uint8_t *row = rgb + (ptrdiff_t)(yy < h ? yy : h - 1) * stride;
+#endif
+        for (uint32_t xx = 0; xx < wp; xx++) {
+            const uint8_t *px = row + 3 * (size_t)(xx < w ? xx : w - 1);
+            for (int k = 0; k < 3; k++) x[k * plane + (size_t)yy * wp + xx] = px[k] / 255.0f;
+        }
+    }
+    return x;
+}
+
+static int encode(WaiEncoder *e, const uint8_t *rgb, ptrdiff_t stride, uint32_t w, uint32_t h)
+{
+    const WaiModel *m = e->model;
+    WaiGeometry g;
+    int ret = wai_geometry(m, w, h, &g);
+    if (ret < 0) return fail(e, ret, "picture size not supported by the model");
+    FT t = { load_padded(rgb, stride, w, h, g.wp, g.hp), 3, (int)g.hp, (int)g.wp };
+    FT zt = { NULL, 0, 0, 0 };
+    int32_t *z_sym = NULL, *z_hat = NULL, *y_mean = NULL, *y_sym = NULL;
+    uint8_t *y_index = NULL, *payload = NULL;
+    size_t psize = 0;
+    if (!t.d) return fail(e, WAI_ERR_NOMEM, "out of memory");
+    if ((ret = run_f(e->layers, e->n_ga, &t)) < 0) goto end;
+    if (t.c != g.y.c || t.h != g.y.h || t.w != g.y.w) {
+        ret = fail(e, WAI_ERR_MODEL_INVALID, "g_a output shape differs from the model's y");
+        goto end;
+    }
+    const size_t ny = (size_t)g.y.c * g.y.h * g.y.w, nz = (size_t)g.z.c * g.z.h * g.z.w;
+    zt.d = malloc(ny * sizeof(float));
+    if (!zt.d) { ret = WAI_ERR_NOMEM; goto end; }
+    memcpy(zt.d, t.d, ny * sizeof(float));
+    zt.c = t.c; zt.h = t.h; zt.w = t.w;
+    if ((ret = run_f(e->layers + e->n_ga, e->n_ha, &zt)) < 0) goto end;
+    if (zt.c != g.z.c || zt.h != g.z.h || zt.w != g.z.w) {
+        ret = fail(e, WAI_ERR_MODEL_INVALID, "h_a output shape differs from the model's z");
+        goto end;
+    }
+    z_sym = malloc(nz * sizeof(*z_sym));
+    z_hat = malloc(nz * sizeof(*z_hat));
+    y_sym = malloc(ny * sizeof(*y_sym));
+    y_mean = malloc(ny * sizeof(*y_mean));
+    y_index = malloc(ny);
+    if (!z_sym || !z_hat || !y_sym || !y_mean || !y_index) { ret = WAI_ERR_NOMEM; goto end; }
+    const size_t zplane = (size_t)g.z.h * g.z.w;
+    for (size_t i = 0; i < nz; i++)   /* z rounded around the table's median */
+        z_sym[i] = round_value((double)zt.d[i] - m->z_median_q12[i / zplane] / 4096.0);
+    wai_z_hat(m, &g, z_sym, z_hat);
+    if ((ret = wai_hyper(m, &e->dsp, &g, z_hat, y_index, y_mean)) < 0) goto end;
+    for (size_t i = 0; i < ny; i++)   /* y rounded around the integer h_s's mean */
+#ifdef WAI_PLANTED_FAULT_ENC_NO_MEAN
+        y_sym[i] = round_value((double)t.d[i]);   /* planted: the mean is not subtracted */
+#else
+        y_sym[i] = round_value(((double)t.d[i] * 4096.0 - y_mean[i]) / 4096.0);
+#endif
+    if ((ret = wai_payload_encode(m, &g, z_sym, y_sym, y_index, &payload, &psize)) < 0) goto end;
+    e->last_z = wai_rd32(payload + 12);
+    e->last_y = wai_rd32(payload + 16);
+    ret = wai_frame_write(&e->frames, e->n_frames, payload, psize);
+end:
+    if (ret < 0 && !e->msg[0]) fail(e, ret, ret == WAI_ERR_NOMEM ? "out of memory" : "encoding failed");
+    free(t.d);
+    free(zt.d);
+    free(z_sym);
+    free(z_hat);
+    free(y_sym);
+    free(y_mean);
+    free(y_index);
+    free(payload);
+    return ret;
+}
+
+int wai_encode_picture(WaiEncoder *e, const uint8_t *rgb, ptrdiff_t stride, uint32_t width,
+                       uint32_t height)
+{
+    if (!e) return WAI_ERR_INVALID_ARG;
+    e->msg[0] = 0;
+    if (!rgb || !width || !height || width > 65536 || height > 65536 ||
+        stride < (ptrdiff_t)width * 3)
+        return fail(e, WAI_ERR_INVALID_ARG, "bad picture arguments");
+    if (e->n_frames && (width != e->width || height != e->height))
+        return fail(e, WAI_ERR_INVALID_ARG, "every picture of a stream must have the same size");
+    if (e->n_frames == UINT32_MAX) return fail(e, WAI_ERR_LIMIT, "too many frames");
+    size_t before = e->frames.size;
+    int ret = encode(e, rgb, stride, width, height);
+    if (ret < 0) {
+        e->frames.size = before;  /* drop a partly written unit */
+        e->frames.err = 0;
+        return ret;
+    }
+    e->width = width;
+    e->height = height;
+    e->n_frames++;
+    return 0;
+}
+
+int wai_encoder_last_sizes(WaiEncoder *e, size_t *z_bytes, size_t *y_bytes)
+{
+    if (!e || !e->n_frames) return WAI_ERR_INVALID_ARG;
+    if (z_bytes) *z_bytes = e->last_z;
+    if (y_bytes) *y_bytes = e->last_y;
+    return 0;
+}
+
+int wai_encoder_finish(WaiEncoder *e, uint8_t **out, size_t *size)
+{
+    if (!out || !size) return WAI_ERR_INVALID_ARG;
+    *out = NULL;
+    *size = 0;
+    if (!e) return WAI_ERR_INVALID_ARG;
+    if (!e->n_frames) return fail(e, WAI_ERR_INVALID_ARG, "no picture was encoded");
+    WaiSequenceInfo info;
+    memset(&info, 0, sizeof(info));
+    info.width = info.disp_w = e->width;
+    info.height = info.disp_h = e->height;
+    info.fps_num = e->s.fps_num;
+    info.fps_den = e->s.fps_den;
+    info.frame_count = e->n_frames;
+    info.colour_primaries = 1;   /* BT.709 primaries, sRGB transfer, RGB samples, full range */
+    info.transfer = 13;
+    info.matrix = 0;
+    info.full_range = 1;
+    memcpy(info.model_sha256, e->model->sha256, 32);
+    WaiBuf b;
+    wai_buf_init(&b);
+    int ret = wai_seqhdr_write(&b, &info, e->whm, e->whm_size);
+    if (ret >= 0) {
+        wai_buf_put(&b, e->frames.data, e->frames.size);
+        ret = b.err;
+    }
+    if (ret < 0) {
+        wai_buf_free(&b);
+        return fail(e, ret, "out of memory");
+    }
+    *out = b.data;
+    *size = b.size;
+    return 0;
+}

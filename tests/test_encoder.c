@@ -1,0 +1,325 @@
+/* The encoder (wai/encoder.h) with the committed trained model pair models/wai-q3.{whm,ana}:
+ * round trips through the public decoder, determinism, multi-frame streams, embedded models
+ * and the error codes of bad arguments and bad analysis files.
+ *
+ *     test_encoder [MODELS_DIR]            (default $WAI_SOURCE_ROOT/models)
+ *     test_encoder --write-png OUT.png     writes the synthetic test picture (for cli tests) */
+#include <math.h>
+#include <png.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "wai/encoder.h"
+
+#include "common.h"
+#include "model.h"
+#include "testutil.h"
+
+#define W 96
+#define H 80
+/* Measured with the q3 checkpoint of iteration 350 (tools/train, N=64 M=96, far from
+ * trained): 16.44 dB at 0.83 bpp on this picture, where its flat mean colour scores 12.48 dB.
+ * The floor is a few dB lower; raise it with better models. */
+#define PSNR_FLOOR 13.0
+
+/* A smooth synthetic picture: gradients, a disc, a bar, a soft ripple (no PRNG noise, which
+ * an image codec at low rate cannot keep anyway). Not a multiple of 64: exercises padding. */
+static void make_picture(uint8_t *rgb, int w, int h, int phase)
+{
+    for (int y = 0; y < h; y++)
+        for (int x = 0; x < w; x++) {
+            double r = 40 + 160.0 * x / (w - 1), g = 60 + 120.0 * y / (h - 1);
+            double b = 128 + 60 * sin((x + 2 * y + phase) * 0.15);
+            double dx = x - 0.6 * w, dy = y - 0.45 * h;
+            if (dx * dx + dy * dy < 0.06 * w * w) { r = 230; g = 200; b = 40; }
+            if (x > w / 6 && x < w / 3 && y > h / 5 && y < 4 * h / 5) { r = 20; g = 30; b = 90; }
+            uint8_t *p = rgb + 3 * ((size_t)y * w + x);
+            p[0] = (uint8_t)lrint(r);
+            p[1] = (uint8_t)lrint(g);
+            p[2] = (uint8_t)lrint(b < 0 ? 0 : b > 255 ? 255 : b);
+        }
+}
+
+static int write_png(const char *path, const uint8_t *rgb, int w, int h)
+{
+    FILE *f = fopen(path, "wb");
+    if (!f) return 1;
+    png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, NULL, NULL, NULL);
+    png_infop info = png ? png_create_info_struct(png) : NULL;
+    if (!info || setjmp(png_jmpbuf(png))) {
+        png_destroy_write_struct(&png, &info);
+        fclose(f);
+        return 1;
+    }
+    png_init_io(png, f);
+    png_set_IHDR(png, info, (png_uint_32)w, (png_uint_32)h, 8, PNG_COLOR_TYPE_RGB,
+                 PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
+    png_write_info(png, info);
+    for (int y = 0; y < h; y++) png_write_row(png, rgb + (size_t)y * w * 3);
+    png_write_end(png, NULL);
+    png_destroy_write_struct(&png, &info);
+    return fclose(f) ? 1 : 0;
+}
+
+static char models[1024];
+
+static int open_q3(WaiEncoder **e, int embed)
+{
+    WaiEncoderSettings s;
+    wai_encoder_default_settings(&s);
+    s.model_dir = models;
+    s.quality = 3;
+    s.embed_model = embed;
+    return wai_encoder_open(e, &s);
+}
+
+/* Encode `n` pictures (phase k for picture k) into one stream. */
+static int encode_stream(int embed, int n, uint8_t **out, size_t *size)
+{
+    WaiEncoder *e;
+    int r = open_q3(&e, embed);
+    if (r < 0) return r;
+    uint8_t *rgb = malloc(W * H * 3);
+    for (int k = 0; k < n && r >= 0; k++) {
+        make_picture(rgb, W, H, k * 7);
+        r = wai_encode_picture(e, rgb, W * 3, W, H);
+    }
+    if (r >= 0) r = wai_encoder_finish(e, out, size);
+    free(rgb);
+    wai_encoder_close(&e);
+    return r;
+}
+
+/* Decode every picture of a stream; returns the count, the pictures concatenated in *rgb. */
+static int decode_all(const uint8_t *buf, size_t size, const char *model_path, uint8_t **rgb)
+{
+    WaiSettings s;
+    wai_default_settings(&s);
+    s.model_path = model_path;
+    WaiDecoder *d;
+    int n = 0;
+    *rgb = NULL;
+    if (wai_decoder_open(&d, &s) < 0) return -1;
+    int r = wai_send_data(d, buf, size);
+    if (r >= 0) r = wai_send_eos(d);
+    WaiPicture pic;
+    while (r >= 0 && (r = wai_get_picture(d, &pic)) == 0) {
+        CHECK_EQ(pic.width, W);
+        CHECK_EQ(pic.height, H);
+        if (pic.width == W && pic.height == H) {
+            uint8_t *t = realloc(*rgb, (size_t)(n + 1) * W * H * 3);
+            if (t) {
+                *rgb = t;
+                for (int y = 0; y < H; y++)
+                    memcpy(t + (size_t)n * W * H * 3 + (size_t)y * W * 3,
+                           pic.data + y * pic.stride, W * 3);
+                n++;
+            }
+        }
+        wai_picture_unref(&pic);
+    }
+    if (r != WAI_ERR_AGAIN && r != 0) {
+        fprintf(stderr, "decode: %s\n", wai_decoder_last_error(d));
+        n = -1;
+    }
+    wai_decoder_close(&d);
+    return n;
+}
+
+static double psnr(const uint8_t *a, const uint8_t *b, size_t n)
+{
+    double se = 0;
+    for (size_t i = 0; i < n; i++) se += (double)(a[i] - b[i]) * (a[i] - b[i]);
+    return se ? 10 * log10(255.0 * 255.0 * n / se) : 99;
+}
+
+static void test_round_trip(void)
+{
+    uint8_t *s1 = NULL, *s2 = NULL, *dec = NULL;
+    size_t n1 = 0, n2 = 0;
+    CHECK_EQ(encode_stream(0, 1, &s1, &n1), 0);
+    CHECK_EQ(encode_stream(0, 1, &s2, &n2), 0);
+    CHECK(n1 > 116 && n1 == n2 && s1 && s2 && !memcmp(s1, s2, n1));   /* deterministic */
+    if (!s1) return;
+
+    WaiSequenceInfo info;
+    CHECK_EQ(wai_parse_sequence_header(s1, n1, &info), 0);
+    CHECK_EQ(info.width, W);
+    CHECK_EQ(info.height, H);
+    CHECK_EQ(info.frame_count, 1);
+    CHECK_EQ(info.model_size, 0);
+    /* the stream names the committed model */
+    char path[1100];
+    snprintf(path, sizeof(path), "%s/wai-q3.whm", models);
+    uint8_t *whm;
+    size_t whm_size;
+    CHECK_EQ(wai_read_file(path, (size_t)64 << 20, &whm, &whm_size), 0);
+    uint8_t sha[32];
+    wai_sha256(whm, whm_size, sha);
+    CHECK(!memcmp(sha, info.model_sha256, 32));
+    free(whm);
+
+    uint8_t ref[W * H * 3];
+    make_picture(ref, W, H, 0);
+    CHECK_EQ(decode_all(s1, n1, models, &dec), 1);
+    if (dec) {
+        double p = psnr(ref, dec, sizeof(ref));
+        printf("round trip: %zu bytes, %.3f bpp, PSNR %.2f dB (floor %.1f)\n", n1,
+               8.0 * n1 / (W * H), p, PSNR_FLOOR);
+        CHECK(p >= PSNR_FLOOR);
+        /* and clearly better than the flat mean colour of the picture */
+        uint8_t flat[W * H * 3];
+        for (int k = 0; k < 3; k++) {
+            double m = 0;
+            for (int i = 0; i < W * H; i++) m += ref[3 * i + k];
+            for (int i = 0; i < W * H; i++) flat[3 * i + k] = (uint8_t)lrint(m / (W * H));
+        }
+        double pf = psnr(ref, flat, sizeof(ref));
+        printf("flat mean colour: %.2f dB\n", pf);
+        CHECK(p >= pf + 2);
+    }
+    /* without the model the decoder must say so (not decode garbage) */
+    uint8_t *none = NULL;
+    CHECK(decode_all(s1, n1, "/nonexistent-wai-models", &none) <= 0);
+    free(none);
+
+    /* embedded model: same pictures with no model directory at all */
+    uint8_t *se = NULL, *dec_e = NULL;
+    size_t ne = 0;
+    CHECK_EQ(encode_stream(1, 1, &se, &ne), 0);
+    CHECK(ne > n1 + 1000000);
+    CHECK_EQ(decode_all(se, ne, "/nonexistent-wai-models", &dec_e), 1);
+    CHECK(dec && dec_e && !memcmp(dec, dec_e, sizeof(ref)));
+    free(se);
+    free(dec_e);
+
+    /* three frames: each frame decodes alone; frame 0 equals the single-frame stream's */
+    uint8_t *s3 = NULL, *dec3 = NULL;
+    size_t n3 = 0;
+    CHECK_EQ(encode_stream(0, 3, &s3, &n3), 0);
+    CHECK_EQ(decode_all(s3, n3, models, &dec3), 3);
+    CHECK(dec && dec3 && !memcmp(dec, dec3, sizeof(ref)));
+    CHECK(dec3 && memcmp(dec3, dec3 + sizeof(ref), sizeof(ref)));   /* different pictures */
+    if (s3) {
+        CHECK_EQ(wai_parse_sequence_header(s3, n3, &info), 0);
+        CHECK_EQ(info.frame_count, 3);
+    }
+    free(s3);
+    free(dec3);
+    free(dec);
+    free(s1);
+    free(s2);
+}
+
+static void test_errors(void)
+{
+    WaiEncoder *e = NULL;
+    WaiEncoderSettings s;
+    wai_encoder_default_settings(&s);
+    s.model_dir = models;
+    s.quality = 0;
+    CHECK_EQ(wai_encoder_open(&e, &s), WAI_ERR_INVALID_ARG);
+    s.quality = 9;
+    CHECK_EQ(wai_encoder_open(&e, &s), WAI_ERR_INVALID_ARG);
+    s.quality = 8;   /* valid quality, no such file */
+    CHECK_EQ(wai_encoder_open(&e, &s), WAI_ERR_IO);
+    CHECK(e == NULL);
+    CHECK(strstr(wai_encoder_last_error(NULL), "wai-q8.whm") != NULL);
+    s.quality = 3;
+    s.model_file = "x.whm";          /* without analysis_file */
+    CHECK_EQ(wai_encoder_open(&e, &s), WAI_ERR_INVALID_ARG);
+    CHECK_EQ(wai_encoder_open(NULL, &s), WAI_ERR_INVALID_ARG);
+
+    CHECK_EQ(open_q3(&e, 0), 0);
+    uint8_t *out = (uint8_t *)1;
+    size_t size = 1;
+    CHECK_EQ(wai_encoder_finish(e, &out, &size), WAI_ERR_INVALID_ARG);   /* no picture yet */
+    CHECK(out == NULL && size == 0);
+    uint8_t rgb[W * H * 3];
+    make_picture(rgb, W, H, 0);
+    CHECK_EQ(wai_encode_picture(e, rgb, W * 3 - 1, W, H), WAI_ERR_INVALID_ARG);
+    CHECK_EQ(wai_encode_picture(e, rgb, W * 3, 0, H), WAI_ERR_INVALID_ARG);
+    CHECK_EQ(wai_encode_picture(e, rgb, W * 3, W, H), 0);
+    CHECK_EQ(wai_encode_picture(e, rgb, W * 3, W - 1, H), WAI_ERR_INVALID_ARG);  /* size change */
+    size_t zb = 0, yb = 0;
+    CHECK_EQ(wai_encoder_last_sizes(e, &zb, &yb), 0);
+    CHECK(zb >= 4 && yb >= 4);
+    CHECK_EQ(wai_encoder_finish(e, &out, &size), 0);
+    /* the refused picture left no trace: one frame, sequence header + one frame unit */
+    CHECK_EQ(size, 96 + 20 + 20 + zb + yb);
+    free(out);
+    wai_encoder_close(&e);
+    CHECK(e == NULL);
+    wai_encoder_close(&e);           /* NULL is fine */
+}
+
+/* A damaged or mismatched analysis file is refused with WAI_ERR_MODEL_INVALID. */
+static void test_bad_analysis(void)
+{
+    char whm_path[1100], ana_path[1100], tmp[64];
+    snprintf(whm_path, sizeof(whm_path), "%s/wai-q3.whm", models);
+    snprintf(ana_path, sizeof(ana_path), "%s/wai-q3.ana", models);
+    uint8_t *ana;
+    size_t n;
+    CHECK_EQ(wai_read_file(ana_path, (size_t)64 << 20, &ana, &n), 0);
+    if (!ana || n < 200) return;
+    snprintf(tmp, sizeof(tmp), "test_encoder_bad_%ld.ana", (long)n);
+    struct { size_t off; int fix_crc; const char *what; } cases[] = {
+        { 0, 1, "magic" },
+        { 100, 1, "paired WHM1 hash" },
+        { 80, 1, "N" },
+        { n / 2, 0, "a weight byte (CRC)" },
+        { 128, 1, "first layer type" },
+        { 132, 1, "first layer cin" },
+    };
+    for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+        uint8_t *b = malloc(n);
+        memcpy(b, ana, n);
+        b[cases[k].off] ^= 0x10;
+        if (cases[k].fix_crc) wai_wr32(b + n - 4, wai_crc32(b, n - 4));
+        FILE *f = fopen(tmp, "wb");
+        CHECK(f && fwrite(b, 1, n, f) == n);
+        if (f) fclose(f);
+        WaiEncoderSettings s;
+        wai_encoder_default_settings(&s);
+        s.model_file = whm_path;
+        s.analysis_file = tmp;
+        WaiEncoder *e = NULL;
+        int r = wai_encoder_open(&e, &s);
+        if (r != WAI_ERR_MODEL_INVALID) fprintf(stderr, "case %s: %d\n", cases[k].what, r);
+        CHECK_EQ(r, WAI_ERR_MODEL_INVALID);
+        wai_encoder_close(&e);
+        free(b);
+    }
+    /* truncated by 4 bytes, CRC recomputed over the rest */
+    FILE *f = fopen(tmp, "wb");
+    wai_wr32(ana + 8, (uint32_t)(n - 4));
+    wai_wr32(ana + n - 8, wai_crc32(ana, n - 8));
+    CHECK(f && fwrite(ana, 1, n - 4, f) == n - 4);
+    if (f) fclose(f);
+    WaiEncoderSettings s;
+    wai_encoder_default_settings(&s);
+    s.model_file = whm_path;
+    s.analysis_file = tmp;
+    WaiEncoder *e = NULL;
+    CHECK_EQ(wai_encoder_open(&e, &s), WAI_ERR_MODEL_INVALID);
+    remove(tmp);
+    free(ana);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc == 3 && !strcmp(argv[1], "--write-png")) {
+        uint8_t rgb[W * H * 3];
+        make_picture(rgb, W, H, 0);
+        return write_png(argv[2], rgb, W, H);
+    }
+    const char *root = getenv("WAI_SOURCE_ROOT");
+    if (argc > 1) snprintf(models, sizeof(models), "%s", argv[1]);
+    else snprintf(models, sizeof(models), "%s/models", root ? root : ".");
+    test_errors();
+    test_bad_analysis();
+    test_round_trip();
+    return tu_finish("encoder");
+}

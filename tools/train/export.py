@@ -1,0 +1,347 @@
+#!/usr/bin/python3
+"""Export a training checkpoint to the two files the WAI encoder needs.
+
+    /usr/bin/python3 tools/train/export.py CKPT.pt -o models/wai-q3-n64m96 [--name NAME]
+
+writes `<out>.whm` (the WHM1 integer model of docs/spec/wai-format.md section 4: h_s, g_s,
+z tables, y tables; what a decoder loads) and `<out>.ana` (the float analysis transforms g_a
+and h_a for the encoder; format in docs/spec/wai-encoder-weights.md, informative) and prints
+`<sha256>  <path>` for both. The WHM1 writer here is independent of libwai-core's
+`wai_model_serialize` (a second implementation of section 4). Everything is deterministic:
+float64 numpy on the checkpoint's float32 values, integer rounding by floor(x + 1/2), integer
+table quantisation; the same checkpoint gives the same bytes (check with sha256sum).
+
+Rules (tools/train/README.md "What the WHM1 export will need"):
+- conv / deconv: per output channel o, e[o] = the largest e in 0..32 with
+  round(max|w[o]| * 2^e) <= 2047 and |round(b * 2^(12+e))| <= 2^52; w = round(w * 2^e),
+  b = round(b * 2^(12+e)). ConvTranspose2d weight [cin][cout][kh][kw] is stored as
+  w[o][i][ky][kx] (first two axes swapped, not flipped).
+- leaky ReLU: slope_q16 = round(0.01 * 65536) = 655.
+- IGDN: GDN.effective() (after the non-negative reparametrisation); gamma_shift g = the largest
+  even g in 8..24 with round(max gamma * 2^g) <= 2^17 - 1 and round(max beta * 2^(12+g)) <= 2^60.
+- z tables: the entropy bottleneck's quantiles solved by bisection on logits_cumulative (the
+  aux loss of a young checkpoint has not converged), median_q12 = round(median * 4096), range
+  [median_q - minima, median_q + maxima] (CompressAI's update(), at most 2 * ZR_MAX + 1 symbols),
+  escape = both tails, quantised as below.
+- y tables and thresholds: tools/mkmodel.c's algorithm exactly (README-mkmodel.md); the
+  resulting bytes equal wai-mkmodel's (checked by --check-ytables).
+- quantisation of weights to 16-bit frequencies: mkmodel's largest-remainder method.
+"""
+
+import argparse
+import hashlib
+import math
+import os
+import struct
+import sys
+import zlib
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+N_SCALES = 64
+ZR_MAX = 4096          # bound on the z table half range (symbols), far above what models need
+ANA_MAGIC = b"WAA1"
+
+
+def rnd(x):
+    """floor(x + 1/2) for a float or numpy array, as int64 / Python int."""
+    return np.floor(np.asarray(x, dtype=np.float64) + 0.5).astype(np.int64)
+
+
+def llround(x):
+    """C llround for finite x >= 0 (half away from zero), exact."""
+    f = math.floor(x)
+    return int(f) + (1 if x - f >= 0.5 else 0)
+
+
+# ---- 16-bit frequency quantisation: tools/mkmodel.c quantise(), integer ----
+
+def quantise(w):
+    n = len(w)
+    floored = [False] * n
+    b = 65536
+    grew = True
+    while grew:
+        grew = False
+        t = sum(x for x, f in zip(w, floored) if not f)
+        for i in range(n):
+            if not floored[i] and w[i] * b < t:
+                floored[i] = True
+                grew = True
+        b = 65536 - sum(floored)
+    freq = [0] * n
+    left = b
+    rem = []
+    for i in range(n):
+        if floored[i]:
+            freq[i] = 1
+            continue
+        q = w[i] * b
+        freq[i] = q // t
+        left -= q // t
+        rem.append((-(q % t), i))
+    rem.sort()
+    for j in range(left):
+        freq[rem[j][1]] += 1
+    assert sum(freq) == 65536 and min(freq) >= 1 and max(freq) <= 65535
+    return freq
+
+
+# ---- y tables (mkmodel make_tables / make_y_table) ----
+
+def y_tables():
+    lo, hi = math.log(0.11), math.log(256.0)
+    thresholds, tables = [], []
+    for k in range(N_SCALES):
+        s = math.exp(lo + (hi - lo) * k / (N_SCALES - 1))
+        if k < N_SCALES - 1:
+            thresholds.append(llround(s * 4096.0))
+        rr = math.ceil(s * 6.1)
+        length = 2 * rr + 1
+        kk = 1.0 / (s * math.sqrt(2.0))
+        w = []
+        for i in range(length):
+            a = abs(float(i) - float(rr))
+            p = 1.0 - math.erfc(0.5 * kk) if a == 0 else \
+                0.5 * (math.erfc((a - 0.5) * kk) - math.erfc((a + 0.5) * kk))
+            w.append(llround(p * 1099511627776.0))
+        w.append(llround(math.erfc((rr + 0.5) * kk) * 1099511627776.0))
+        tables.append((-rr, length, quantise(w)))
+    return thresholds, tables
+
+
+# ---- z tables from the entropy bottleneck, in float64 ----
+
+class Bottleneck:
+    def __init__(self, sd, prefix="entropy_bottleneck."):
+        def get(name):
+            return sd[prefix + name].detach().double().numpy()
+        self.mats, self.biases, self.factors = [], [], []
+        i = 0
+        while prefix + "matrices.%d" % i in sd:
+            self.mats.append(np.log1p(np.exp(-np.abs(get("matrices.%d" % i)))) +
+                             np.maximum(get("matrices.%d" % i), 0))  # softplus, stable
+            self.biases.append(get("biases.%d" % i))
+            if prefix + "factors.%d" % i in sd:
+                self.factors.append(np.tanh(get("factors.%d" % i)))
+            i += 1
+        self.channels = self.mats[0].shape[0]
+
+    def logits(self, c, x):
+        """logits_cumulative for channel c at the points x (1-D array)."""
+        v = np.asarray(x, dtype=np.float64).reshape(1, -1)
+        for i, m in enumerate(self.mats):
+            v = m[c] @ v + self.biases[i][c]
+            if i < len(self.factors):
+                v = v + self.factors[i][c] * np.tanh(v)
+        return v.reshape(-1)
+
+    def solve(self, c, target):
+        """x with logits(x) = target (monotone increasing), by bisection."""
+        lo, hi = -1.0, 1.0
+        while self.logits(c, [lo])[0] > target:
+            lo *= 2
+            if lo < -1e7:
+                raise ValueError("channel %d: no lower quantile" % c)
+        while self.logits(c, [hi])[0] < target:
+            hi *= 2
+            if hi > 1e7:
+                raise ValueError("channel %d: no upper quantile" % c)
+        for _ in range(200):
+            mid = 0.5 * (lo + hi)
+            if mid == lo or mid == hi:
+                break
+            if self.logits(c, [mid])[0] < target:
+                lo = mid
+            else:
+                hi = mid
+        return 0.5 * (lo + hi)
+
+    def table(self, c, tail_mass=1e-9):
+        t = math.log(2 / tail_mass - 1)
+        q0, q1, q2 = (self.solve(c, -t), self.solve(c, 0.0), self.solve(c, t))
+        med_q12 = int(rnd(q1 * 4096))
+        med = med_q12 / 4096.0
+        minima = min(max(math.ceil(med - q0), 0), ZR_MAX)
+        maxima = min(max(math.ceil(q2 - med), 0), ZR_MAX)
+        offset, length = -minima, minima + maxima + 1
+        v = np.arange(offset, offset + length, dtype=np.float64) + med
+        lower = self.logits(c, v - 0.5)
+        upper = self.logits(c, v + 0.5)
+        sign = -np.sign(lower + upper)
+        sig = lambda a: 1.0 / (1.0 + np.exp(-a))
+        pmf = np.abs(sig(sign * upper) - sig(sign * lower))
+        esc = sig(lower[0]) + sig(-upper[-1])
+        w = [llround(float(p) * 1099511627776.0) for p in pmf] + [llround(float(esc) * 2.0 ** 40)]
+        return med_q12, offset, length, quantise(w)
+
+
+# ---- layers ----
+
+def conv_record(weight, bias, ttype, stride, pad, out_pad):
+    """weight float64 [cout][cin][kh][kw] (already transposed for deconv)."""
+    cout, cin, kh, kw = weight.shape
+    wq = np.zeros(weight.shape, dtype=np.int64)
+    shifts, bq = [], []
+    for o in range(cout):
+        m = float(np.max(np.abs(weight[o])))
+        e = 32
+        while e > 0 and (int(rnd(m * 2.0 ** e)) > 2047 or
+                         abs(int(rnd(bias[o] * 2.0 ** (12 + e)))) > 2 ** 52):
+            e -= 1
+        wq[o] = rnd(weight[o] * 2.0 ** e)
+        b = int(rnd(bias[o] * 2.0 ** (12 + e)))
+        if int(np.max(np.abs(wq[o]))) > 2048 or wq[o].max() > 2047 or abs(b) > 2 ** 52:
+            raise ValueError("weights/bias out of range even at shift 0")
+        shifts.append(e)
+        bq.append(b)
+    out = struct.pack("<B3xIIBBBBB3x", ttype, cin, cout, kh, kw, stride, pad, out_pad)
+    out += wq.astype("<i2").tobytes()
+    out += bytes(shifts)
+    out += np.array(bq, dtype="<i8").tobytes()
+    return out, shifts
+
+
+def lrelu_record(slope):
+    return struct.pack("<B3xi", 3, int(rnd(slope * 65536)))
+
+
+def igdn_record(beta, gamma):
+    c = beta.shape[0]
+    g = 24
+    while g > 8 and (int(rnd(gamma.max() * 2.0 ** g)) > 2 ** 17 - 1 or
+                     int(rnd(beta.max() * 2.0 ** (12 + g))) > 2 ** 60):
+        g -= 2
+    bq = rnd(beta * 2.0 ** (12 + g))
+    gq = rnd(gamma * 2.0 ** g)
+    if bq.min() < 0 or bq.max() > 2 ** 60 or gq.min() < 0 or gq.max() > 2 ** 17 - 1:
+        raise ValueError("IGDN parameters out of range")
+    return (struct.pack("<B3xII", 4, c, g) + bq.astype("<i8").tobytes() +
+            gq.astype("<i4").tobytes()), g
+
+
+def effective_gdn(sd, prefix):
+    """GDN.effective() in float64: max(p, sqrt(min + ped))^2 - ped."""
+    ped = (2.0 ** -18) ** 2
+    beta = sd[prefix + "beta"].detach().double().numpy()
+    gamma = sd[prefix + "gamma"].detach().double().numpy()
+    bb = (1e-6 + ped) ** 0.5
+    gb = (0.0 + ped) ** 0.5
+    return np.maximum(beta, bb) ** 2 - ped, np.maximum(gamma, gb) ** 2 - ped
+
+
+def arr(sd, key):
+    return sd[key].detach().double().numpy()
+
+
+def write_whm1(sd, n, m, name):
+    hs, gs = [], []
+    # h_s: deconv, lrelu, deconv, lrelu, conv
+    hs.append(conv_record(arr(sd, "h_s.0.weight").transpose(1, 0, 2, 3), arr(sd, "h_s.0.bias"),
+                          2, 2, 2, 1)[0])
+    hs.append(lrelu_record(0.01))
+    hs.append(conv_record(arr(sd, "h_s.2.weight").transpose(1, 0, 2, 3), arr(sd, "h_s.2.bias"),
+                          2, 2, 2, 1)[0])
+    hs.append(lrelu_record(0.01))
+    hs.append(conv_record(arr(sd, "h_s.4.weight"), arr(sd, "h_s.4.bias"), 1, 1, 1, 0)[0])
+    for i in range(7):
+        if i % 2 == 0:
+            gs.append(conv_record(arr(sd, "g_s.%d.weight" % i).transpose(1, 0, 2, 3),
+                                  arr(sd, "g_s.%d.bias" % i), 2, 2, 2, 1)[0])
+        else:
+            gs.append(igdn_record(*effective_gdn(sd, "g_s.%d." % i))[0])
+    eb = Bottleneck(sd)
+    body = b""
+    for c in range(n):
+        med, off, length, freq = eb.table(c)
+        body += struct.pack("<iiI", med, off, length) + struct.pack("<%dH" % len(freq), *freq)
+    thr, yt = y_tables()
+    ytab = struct.pack("<%di" % len(thr), *thr)
+    for off, length, freq in yt:
+        ytab += struct.pack("<iI", off, length) + struct.pack("<%dH" % len(freq), *freq)
+    nb = name.encode("utf-8")[:64]
+    layers = b"".join(hs) + b"".join(gs)
+    size = 116 + len(layers) + len(body) + len(ytab) + 4
+    head = b"WHM1" + struct.pack("<III", 1, size, 0) + nb + bytes(64 - len(nb))
+    head += struct.pack("<9I", n, m, 64, 16, 64, 5, 7, N_SCALES, 0)
+    data = head + layers + body + ytab
+    assert len(data) + 4 == size
+    return data + struct.pack("<I", zlib.crc32(data) & 0xFFFFFFFF), ytab
+
+
+def write_ana(sd, n, m, name, whm_sha):
+    """docs/spec/wai-encoder-weights.md: float32 g_a and h_a."""
+    recs = []
+
+    def conv_f(prefix, stride, pad):
+        w = sd[prefix + "weight"].detach().float().numpy()
+        b = sd[prefix + "bias"].detach().float().numpy()
+        cout, cin, kh, kw = w.shape
+        return (struct.pack("<B3xIIBBBB", 1, cin, cout, kh, kw, stride, pad) +
+                w.astype("<f4").tobytes() + b.astype("<f4").tobytes())
+
+    def gdn_f(prefix):
+        beta, gamma = effective_gdn(sd, prefix)
+        return (struct.pack("<B3xI", 5, beta.shape[0]) + beta.astype("<f4").tobytes() +
+                gamma.astype("<f4").tobytes())
+
+    for i in range(7):
+        recs.append(conv_f("g_a.%d." % i, 2, 2) if i % 2 == 0 else gdn_f("g_a.%d." % i))
+    n_ga = len(recs)
+    recs.append(conv_f("h_a.0.", 1, 1))
+    recs.append(struct.pack("<B3xf", 3, 0.01))
+    recs.append(conv_f("h_a.2.", 2, 2))
+    recs.append(struct.pack("<B3xf", 3, 0.01))
+    recs.append(conv_f("h_a.4.", 2, 2))
+    n_ha = len(recs) - n_ga
+    nb = name.encode("utf-8")[:64]
+    body = b"".join(recs)
+    size = 128 + len(body) + 4
+    head = ANA_MAGIC + struct.pack("<III", 1, size, 0) + nb + bytes(64 - len(nb))
+    head += struct.pack("<4I", n, m, n_ga, n_ha) + whm_sha
+    head += bytes(128 - len(head))
+    assert len(head) == 128
+    data = head + body
+    return data + struct.pack("<I", zlib.crc32(data) & 0xFFFFFFFF)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("checkpoint")
+    ap.add_argument("-o", "--output", required=True, help="path without extension")
+    ap.add_argument("--name", help="WHM1 name field (default wai-q<Q>-n<N>m<M> it<I>)")
+    ap.add_argument("--check-ytables", metavar="WHM",
+                    help="compare the y tables with those of a wai-mkmodel file and exit")
+    a = ap.parse_args()
+    if a.check_ytables:
+        thr, yt = y_tables()
+        ytab = struct.pack("<%di" % len(thr), *thr)
+        for off, length, freq in yt:
+            ytab += struct.pack("<iI", off, length) + struct.pack("<%dH" % len(freq), *freq)
+        ref = open(a.check_ytables, "rb").read()
+        ok = ref[-4 - len(ytab):-4] == ytab
+        print("y tables %s %s" % ("identical to" if ok else "DIFFER from", a.check_ytables))
+        return 0 if ok else 1
+    import torch
+    ck = torch.load(a.checkpoint, map_location="cpu")
+    sd = ck["model"]
+    n, m = int(ck["N"]), int(ck["M"])
+    name = a.name or "wai-q%d-n%dm%d it%d" % (ck["quality"], n, m, ck["iteration"])
+    whm, _ = write_whm1(sd, n, m, name)
+    sha = hashlib.sha256(whm).digest()
+    ana = write_ana(sd, n, m, name, sha)
+    for ext, data in ((".whm", whm), (".ana", ana)):
+        path = a.output + ext
+        tmp = path + ".tmp"
+        with open(tmp, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+        print("%s  %s" % (hashlib.sha256(data).hexdigest(), path))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
