@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """Export a training checkpoint to the two files the WAI encoder needs.
 
-    /usr/bin/python3 tools/train/export.py CKPT.pt -o models/wai-q3-n64m96 [--name NAME]
+    /usr/bin/python3 tools/train/export.py CKPT.pt -o models/wai-q3 [--name NAME]
+    /usr/bin/python3 tools/train/export.py --self-test     (deconv layout vs spec 5.3)
 
 writes `<out>.whm` (the WHM1 integer model of docs/spec/wai-format.md section 4: h_s, g_s,
 z tables, y tables; what a decoder loads) and `<out>.ana` (the float analysis transforms g_a
@@ -308,8 +309,38 @@ def write_ana(sd, n, m, name, whm_sha):
     return data + struct.pack("<I", zlib.crc32(data) & 0xFFFFFFFF)
 
 
+def self_test():
+    """The stored deconv layout against spec 5.3's scatter formula, on a tiny random layer."""
+    import torch
+    g = torch.Generator().manual_seed(1)
+    ct = torch.nn.ConvTranspose2d(3, 2, 5, stride=2, padding=2, output_padding=1)
+    with torch.no_grad():
+        ct.weight.copy_(torch.randn(ct.weight.shape, generator=g))
+        ct.bias.copy_(torch.randn(ct.bias.shape, generator=g))
+    x = torch.randn(1, 3, 4, 3, generator=g)
+    ref = ct(x).detach().double().numpy()[0]
+    w = ct.weight.detach().double().numpy().transpose(1, 0, 2, 3)   # the stored w[o][i][ky][kx]
+    xs = x.double().numpy()[0]
+    s, p, k = 2, 2, 5
+    acc = np.zeros(ref.shape) + ct.bias.detach().double().numpy()[:, None, None]
+    for i in range(3):
+        for iy in range(4):
+            for ix in range(3):
+                for ky in range(k):
+                    for kx in range(k):
+                        oy, ox = iy * s - p + ky, ix * s - p + kx
+                        if 0 <= oy < ref.shape[1] and 0 <= ox < ref.shape[2]:
+                            acc[:, oy, ox] += xs[i, iy, ix] * w[:, i, ky, kx]
+    err = float(np.abs(acc - ref).max())
+    print("deconv layout vs spec 5.3: max |diff| %.2e" % err)
+    return 0 if err < 1e-5 else 1
+
+
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    if sys.argv[1:] == ["--self-test"]:
+        return self_test()
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0],
+                                 epilog="--self-test: check the deconv layout and exit")
     ap.add_argument("checkpoint")
     ap.add_argument("-o", "--output", required=True, help="path without extension")
     ap.add_argument("--name", help="WHM1 name field (default wai-q<Q>-n<N>m<M> it<I>)")
