@@ -1,8 +1,9 @@
-/* GStreamer WAI plugin: waidec, waiparse and the video/x-wai type finder
+/* GStreamer WAI plugin: waidec, waienc, waiparse and the video/x-wai type finder
  * SPDX-License-Identifier: BSD-2-Clause
  */
 
 #include "gstwaidec.h"
+#include "gstwaienc.h"
 #include "gstwaiparse.h"
 #include "gstwaitypefind.h"
 
@@ -13,10 +14,11 @@ plugin_init (GstPlugin * plugin)
 
   ret |= GST_ELEMENT_REGISTER (waidec, plugin);
   ret |= GST_ELEMENT_REGISTER (waiparse, plugin);
+  ret |= GST_ELEMENT_REGISTER (waienc, plugin);
   ret |= GST_TYPE_FIND_REGISTER (wai, plugin);
   return ret;
 }
 
 GST_PLUGIN_DEFINE (GST_VERSION_MAJOR, GST_VERSION_MINOR, wai,
-    "WAI learned image/video codec: decoder, parser and type finder",
+    "WAI learned image/video codec: decoder, encoder, parser and type finder",
     plugin_init, GST_WAI_VERSION, "BSD", "wai", "Unknown package origin")

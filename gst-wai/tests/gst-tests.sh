@@ -7,6 +7,8 @@
 #       discoverer  gst-discoverer-1.0 reports video/x-wai, the size and the duration
 #       inspect     gst-inspect-1.0 shows the elements cleanly
 #       corrupt     damaged, truncated, model-less and garbage input: errors, never crashes
+#       encode      waienc (model pair in $WAI_SOURCE_ROOT/models): filesink output is a valid
+#                   stream ($WAI_CLI info/decode), decodes back through waidec, errors
 # The streams: DATADIR/gst-*.wai (from gst-wai-mkstream; their expected RGB comes from the
 # library's own decode, TESTTOOL decode) and, when present, the conformance vectors listed in
 # $WAI_SOURCE_ROOT/vectors/manifest.txt with their pinned SHA-256.
@@ -149,7 +151,7 @@ mode_discoverer() {
 }
 
 mode_inspect() {
-    for e in waidec waiparse wai; do
+    for e in waidec waiparse waienc wai; do
         GST_DEBUG='*:2' GST_DEBUG_NO_COLOR=1 gst-inspect-1.0 "$e" > "$tmp/out" 2> "$tmp/err"
         rc=$?
         [ "$rc" -eq 0 ] || fail "gst-inspect-1.0 $e exits with $rc"
@@ -237,11 +239,86 @@ mode_corrupt() {
     ok
 }
 
+mode_encode() {
+    local m wai src want got
+    m=$WAI_SOURCE_ROOT/models
+    wai=$WAI_CLI
+    src="videotestsrc num-buffers=3 pattern=smpte ! video/x-raw,width=96,height=80"
+    # the README's command, with gst-launch-1.0 itself
+    # shellcheck disable=SC2086
+    if ! timeout 300 gst-launch-1.0 -q $src ! videoconvert ! waienc model-dir="$m" ! \
+            filesink location="$tmp/a.wai" > "$tmp/log" 2>&1; then
+        cat "$tmp/log" >&2
+        fail "videotestsrc ! waienc ! filesink failed"
+        return
+    fi
+    ok
+    "$wai" info "$tmp/a.wai" --model-path "$m" > "$tmp/info" 2>&1 || fail "wai info failed"
+    grep -q '^  coded size     96x80$' "$tmp/info" || fail "wai info: not 96x80"
+    grep -q '^  decodable      yes' "$tmp/info" || fail "wai info: not decodable"
+    [ "$(grep -c '^frame [0-9]* at .*CRC ok, 96x80' "$tmp/info")" -eq 3 ] ||
+        { cat "$tmp/info" >&2; fail "wai info: not 3 frames of 96x80"; }
+    grep -q 'summary: 1 sequence header, 3 frames, 0 damaged regions' "$tmp/info" ||
+        fail "wai info: summary"
+    want=$("$wai" decode "$tmp/a.wai" --sha256 --model-path "$m" 2> "$tmp/log") ||
+        { cat "$tmp/log" >&2; fail "wai decode --sha256 failed"; }
+    "$wai" decode "$tmp/a.wai" -o "$tmp/ref.rgb" --model-path "$m" 2> /dev/null ||
+        fail "wai decode failed"
+    [ "$(wc -c < "$tmp/ref.rgb")" -eq $((3 * 96 * 80 * 3)) ] || fail "wai decode: not 3 frames"
+    [ "$want" = "$(sha "$tmp/ref.rgb")" ] || fail "wai decode --sha256 differs from -o"
+    ok
+    # back through GStreamer: raw, parsed, and straight from the encoder (packetized)
+    check_hash "$tmp/a.wai" "$want" 96 80 "filesrc ! waidec" waidec model-path="$m"
+    check_hash "$tmp/a.wai" "$want" 96 80 "waiparse ! waidec" waiparse ! waidec model-path="$m"
+    rm -f "$tmp/raw"
+    # shellcheck disable=SC2086
+    if "$launcher" $src ! videoconvert ! waienc model-dir="$m" ! waidec model-path="$m" ! \
+            videoconvert ! video/x-raw,format=RGB ! filesink location="$tmp/raw" \
+            > "$tmp/log" 2>&1 && "$tool" strip 96 80 "$tmp/raw" "$tmp/direct.rgb"; then
+        got=$(sha "$tmp/direct.rgb")
+        [ "$got" = "$want" ] || fail "waienc ! waidec decodes to $got, expected $want"
+        ok
+    else
+        cat "$tmp/log" >&2
+        fail "waienc ! waidec pipeline failed"
+    fi
+    # deterministic: the same input gives the same bytes
+    # shellcheck disable=SC2086
+    "$launcher" $src ! videoconvert ! waienc model-dir="$m" threads=2 ! \
+        filesink location="$tmp/b.wai" > "$tmp/log" 2>&1 || fail "second encode failed"
+    cmp -s "$tmp/a.wai" "$tmp/b.wai" || fail "waienc output is not deterministic"
+    # a missing model: an error naming the model, no crash, no output claimed
+    # shellcheck disable=SC2086
+    "$launcher" $src ! videoconvert ! waienc model-dir="$tmp/none" ! \
+        filesink location="$tmp/c.wai" > "$tmp/log" 2>&1
+    rc=$?
+    if crashed "$rc"; then
+        cat "$tmp/log" >&2
+        fail "missing model: crash (status $rc)"
+    elif [ "$rc" -eq 0 ]; then
+        fail "missing model: no error"
+    else
+        grep -q "wai-q3.whm/.ana was not found in $tmp/none" "$tmp/log" ||
+            { cat "$tmp/log" >&2; fail "missing model: message does not say so"; }
+        ok
+    fi
+    # quality 8 is not shipped: the same clear error
+    # shellcheck disable=SC2086
+    "$launcher" $src ! videoconvert ! waienc model-dir="$m" quality=8 ! fakesink \
+        > "$tmp/log" 2>&1
+    rc=$?
+    if crashed "$rc" || [ "$rc" -eq 0 ]; then fail "quality=8: status $rc"; else
+        grep -q 'wai-q8' "$tmp/log" || fail "quality=8: message lacks wai-q8"
+        ok
+    fi
+}
+
 case $mode in
     pipelines) mode_pipelines ;;
     discoverer) mode_discoverer ;;
     inspect) mode_inspect ;;
     corrupt) mode_corrupt ;;
+    encode) mode_encode ;;
     *) echo "unknown mode $mode" >&2; exit 2 ;;
 esac
 echo "$mode: $checks checks passed, $failures failures"

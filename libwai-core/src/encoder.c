@@ -43,6 +43,7 @@ struct WaiEncoder {
     WaiEncoderSettings s;
     WaiBuf frames;
     uint32_t n_frames, width, height;
+    int streamed;         /* a unit went out through wai_encode_picture_unit() */
     size_t last_z, last_y;
     char msg[320];
 };
@@ -471,28 +472,37 @@ int wai_encoder_last_sizes(WaiEncoder *e, size_t *z_bytes, size_t *y_bytes)
     return 0;
 }
 
+/* The sequence header of the encoder's model and settings into b. */
+static int write_header(const WaiEncoder *e, uint32_t w, uint32_t h, uint32_t frame_count,
+                        WaiBuf *b)
+{
+    WaiSequenceInfo info;
+    memset(&info, 0, sizeof(info));
+    info.width = info.disp_w = w;
+    info.height = info.disp_h = h;
+    info.fps_num = e->s.fps_num;
+    info.fps_den = e->s.fps_den;
+    info.frame_count = frame_count;
+    info.colour_primaries = 1;   /* BT.709 primaries, sRGB transfer, RGB samples, full range */
+    info.transfer = 13;
+    info.matrix = 0;
+    info.full_range = 1;
+    memcpy(info.model_sha256, e->model->sha256, 32);
+    return wai_seqhdr_write(b, &info, e->whm, e->whm_size);
+}
+
 int wai_encoder_finish(WaiEncoder *e, uint8_t **out, size_t *size)
 {
     if (!out || !size) return WAI_ERR_INVALID_ARG;
     *out = NULL;
     *size = 0;
     if (!e) return WAI_ERR_INVALID_ARG;
+    if (e->streamed)
+        return fail(e, WAI_ERR_INVALID_ARG, "frames were returned by wai_encode_picture_unit()");
     if (!e->n_frames) return fail(e, WAI_ERR_INVALID_ARG, "no picture was encoded");
-    WaiSequenceInfo info;
-    memset(&info, 0, sizeof(info));
-    info.width = info.disp_w = e->width;
-    info.height = info.disp_h = e->height;
-    info.fps_num = e->s.fps_num;
-    info.fps_den = e->s.fps_den;
-    info.frame_count = e->n_frames;
-    info.colour_primaries = 1;   /* BT.709 primaries, sRGB transfer, RGB samples, full range */
-    info.transfer = 13;
-    info.matrix = 0;
-    info.full_range = 1;
-    memcpy(info.model_sha256, e->model->sha256, 32);
     WaiBuf b;
     wai_buf_init(&b);
-    int ret = wai_seqhdr_write(&b, &info, e->whm, e->whm_size);
+    int ret = write_header(e, e->width, e->height, e->n_frames, &b);
     if (ret >= 0) {
         wai_buf_put(&b, e->frames.data, e->frames.size);
         ret = b.err;
@@ -503,5 +513,58 @@ int wai_encoder_finish(WaiEncoder *e, uint8_t **out, size_t *size)
     }
     *out = b.data;
     *size = b.size;
+    return 0;
+}
+
+int wai_encoder_header(WaiEncoder *e, uint32_t width, uint32_t height, uint32_t frame_count,
+                       uint8_t **out, size_t *size)
+{
+    if (!out || !size) return WAI_ERR_INVALID_ARG;
+    *out = NULL;
+    *size = 0;
+    if (!e) return WAI_ERR_INVALID_ARG;
+    e->msg[0] = 0;
+    if (!width || !height || width > 65536 || height > 65536)
+        return fail(e, WAI_ERR_INVALID_ARG, "bad picture size");
+    if (e->n_frames && (width != e->width || height != e->height))
+        return fail(e, WAI_ERR_INVALID_ARG, "every picture of a stream must have the same size");
+    WaiGeometry g;
+    int ret = wai_geometry(e->model, width, height, &g);
+    if (ret < 0) return fail(e, ret, "picture size not supported by the model");
+    WaiBuf b;
+    wai_buf_init(&b);
+    ret = write_header(e, width, height, frame_count, &b);
+    if (ret >= 0) ret = b.err;
+    if (ret < 0) {
+        wai_buf_free(&b);
+        return fail(e, ret, "out of memory");
+    }
+    *out = b.data;
+    *size = b.size;
+    return 0;
+}
+
+int wai_encode_picture_unit(WaiEncoder *e, const uint8_t *rgb, ptrdiff_t stride, uint32_t width,
+                            uint32_t height, uint8_t **unit, size_t *size)
+{
+    if (!unit || !size) return WAI_ERR_INVALID_ARG;
+    *unit = NULL;
+    *size = 0;
+    if (!e) return WAI_ERR_INVALID_ARG;
+    const size_t before = e->frames.size;
+    int ret = wai_encode_picture(e, rgb, stride, width, height);
+    if (ret < 0) return ret;
+    /* move the new unit out of the kept frames */
+    const size_t n = e->frames.size - before;
+    uint8_t *u = malloc(n);
+    e->streamed = 1;
+    if (u) memcpy(u, e->frames.data + before, n);
+    e->frames.size = before;
+    if (!u) {
+        e->n_frames--;   /* the unit is lost: the next one takes its frame_index */
+        return fail(e, WAI_ERR_NOMEM, "out of memory");
+    }
+    *unit = u;
+    *size = n;
     return 0;
 }

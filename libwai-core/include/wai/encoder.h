@@ -55,6 +55,27 @@ WAI_API int wai_encode_picture(WaiEncoder *enc, const uint8_t *rgb, ptrdiff_t st
  *  malloc'ed, the caller free()s it. At least one picture must have been encoded. */
 WAI_API int wai_encoder_finish(WaiEncoder *enc, uint8_t **out, size_t *size);
 
+/* ---- Streaming use (e.g. a GStreamer element): units as they are made ----
+ *
+ *     wai_encoder_header(e, w, h, 0, &hdr, &n);              // "WAIS" unit, frame_count 0
+ *     for each picture: wai_encode_picture_unit(e, rgb, stride, w, h, &unit, &n);  // "WAIF"
+ *
+ * The header followed by the units, in order, is a valid stream. Units made this way are not
+ * kept: after the first one, wai_encoder_finish() fails (WAI_ERR_INVALID_ARG). */
+
+/** The sequence header unit for pictures of width x height with this frame_count (0 = unknown),
+ *  using the settings' frame rate and the model; *out is malloc'ed, the caller free()s it.
+ *  Errors: WAI_ERR_INVALID_ARG (bad arguments, or a size other than that of the pictures
+ *  already encoded), WAI_ERR_LIMIT or another code for a size the model cannot code, NOMEM. */
+WAI_API int wai_encoder_header(WaiEncoder *enc, uint32_t width, uint32_t height,
+                               uint32_t frame_count, uint8_t **out, size_t *size);
+
+/** Like wai_encode_picture(), but returns the frame unit ("WAIF", frame_index = the number of
+ *  pictures encoded before) in *unit (malloc'ed, the caller free()s it) instead of keeping it. */
+WAI_API int wai_encode_picture_unit(WaiEncoder *enc, const uint8_t *rgb, ptrdiff_t stride,
+                                    uint32_t width, uint32_t height, uint8_t **unit,
+                                    size_t *size);
+
 /** Bytes of the last encoded frame's payload, split into z and y streams (for statistics). */
 WAI_API int wai_encoder_last_sizes(WaiEncoder *enc, size_t *z_bytes, size_t *y_bytes);
 

@@ -1,0 +1,355 @@
+/* GStreamer WAI encoder
+ * SPDX-License-Identifier: BSD-2-Clause
+ */
+
+/**
+ * SECTION:element-waienc
+ * @title: waienc
+ *
+ * Encodes RGB pictures to a WAI stream with libwai's encoder (every frame is a key frame).
+ *
+ * Output is packetized: `video/x-wai, parsed=true` with the sequence header ("WAIS" unit,
+ * frame_count 0 = unknown) as `codec_data`, the same header once in band as a HEADER buffer
+ * before the first frame, then one frame unit ("WAIF") per buffer. Written straight to a file,
+ * the buffers form a valid `.wai` stream.
+ *
+ * ## Example launch line
+ * |[
+ * gst-launch-1.0 videotestsrc num-buffers=3 ! videoconvert ! waienc ! filesink location=a.wai
+ * ]|
+ */
+
+#include "gstwaienc.h"
+#include "gstwaicommon.h"
+
+#include <stdlib.h>
+#include <wai/encoder.h>
+
+GST_DEBUG_CATEGORY_STATIC (gst_wai_enc_debug);
+#define GST_CAT_DEFAULT gst_wai_enc_debug
+
+#define DEFAULT_QUALITY 3
+#define DEFAULT_MODEL_DIR NULL
+#define DEFAULT_THREADS 0
+/* the rate written to the header when the caps have none (framerate=0/1) */
+#define FALLBACK_FPS_N 25
+#define FALLBACK_FPS_D 1
+
+enum
+{
+  PROP_0,
+  PROP_QUALITY,
+  PROP_MODEL_DIR,
+  PROP_THREADS,
+};
+
+struct _GstWaiEnc
+{
+  GstVideoEncoder parent;
+
+  /* properties, under the object lock; used at the next caps */
+  gint quality;
+  gchar *model_dir;
+  gint threads;
+
+  /* streaming state, under the stream lock */
+  WaiEncoder *enc;
+  guint enc_fps_n, enc_fps_d;   /* the rate self->enc writes */
+  guint64 enc_frames;           /* pictures self->enc has encoded */
+  GstVideoCodecState *input_state;
+  gboolean failed;              /* an error was posted: post no more */
+};
+
+static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE ("sink",
+    GST_PAD_SINK, GST_PAD_ALWAYS,
+    GST_STATIC_CAPS ("video/x-raw, format = (string) RGB, "
+        "width = (int) [ 1, 65536 ], height = (int) [ 1, 65536 ], "
+        "framerate = (fraction) [ 0/1, MAX ]"));
+
+static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src",
+    GST_PAD_SRC, GST_PAD_ALWAYS,
+    GST_STATIC_CAPS (GST_WAI_CAPS ", parsed = (boolean) true, "
+        "width = (int) [ 1, 65536 ], height = (int) [ 1, 65536 ], "
+        "framerate = (fraction) [ 0/1, MAX ]"));
+
+#define gst_wai_enc_parent_class parent_class
+G_DEFINE_TYPE (GstWaiEnc, gst_wai_enc, GST_TYPE_VIDEO_ENCODER)
+GST_ELEMENT_REGISTER_DEFINE (waienc, "waienc", GST_RANK_SECONDARY, GST_TYPE_WAI_ENC)
+
+static void
+gst_wai_enc_close_encoder (GstWaiEnc * self)
+{
+  wai_encoder_close (&self->enc);
+  g_clear_pointer (&self->input_state, gst_video_codec_state_unref);
+}
+
+/* Opens the library's encoder for this rate; posts the element error on failure. */
+static gboolean
+gst_wai_enc_open_encoder (GstWaiEnc * self, guint fps_n, guint fps_d)
+{
+  WaiEncoderSettings s;
+  gchar *dir;
+  int r;
+
+  wai_encoder_default_settings (&s);
+  GST_OBJECT_LOCK (self);
+  dir = g_strdup (self->model_dir);
+  s.quality = self->quality;
+  s.threads = self->threads;
+  GST_OBJECT_UNLOCK (self);
+  s.model_dir = dir;
+  s.fps_num = fps_n;
+  s.fps_den = fps_d;
+
+  r = wai_encoder_open (&self->enc, &s);
+  self->enc_fps_n = fps_n;
+  self->enc_fps_d = fps_d;
+  self->enc_frames = 0;
+  if (r < 0) {
+    self->failed = TRUE;
+    const gchar *where = dir ? dir : "the installed model directory";
+    const gchar *why = wai_encoder_last_error (NULL);
+    if (r == WAI_ERR_IO)
+      GST_ELEMENT_ERROR (self, RESOURCE, NOT_FOUND,
+          ("The WAI encoder model wai-q%d.whm/.ana was not found in %s.", s.quality, where),
+          ("%s (set the model-dir property)", why));
+    else if (r == WAI_ERR_MODEL_INVALID)
+      GST_ELEMENT_ERROR (self, LIBRARY, INIT,
+          ("The WAI encoder model wai-q%d in %s is invalid.", s.quality, where), ("%s", why));
+    else
+      GST_ELEMENT_ERROR (self, LIBRARY, SETTINGS,
+          ("Could not open the WAI encoder: %s.", wai_strerror (r)), ("%s", why));
+  }
+  g_free (dir);
+  return r == 0;
+}
+
+/* The model is loaded at start, so that a missing one fails the state change at once; the
+ * caps' rate may make set_format reload it. */
+static gboolean
+gst_wai_enc_start (GstVideoEncoder * venc)
+{
+  GstWaiEnc *self = GST_WAI_ENC (venc);
+
+  gst_wai_enc_close_encoder (self);
+  self->failed = FALSE;
+  return gst_wai_enc_open_encoder (self, FALLBACK_FPS_N, FALLBACK_FPS_D);
+}
+
+static gboolean
+gst_wai_enc_stop (GstVideoEncoder * venc)
+{
+  gst_wai_enc_close_encoder (GST_WAI_ENC (venc));
+  return TRUE;
+}
+
+static gboolean
+gst_wai_enc_set_format (GstVideoEncoder * venc, GstVideoCodecState * state)
+{
+  GstWaiEnc *self = GST_WAI_ENC (venc);
+  const GstVideoInfo *info = &state->info;
+  GstVideoCodecState *out;
+  GstBuffer *hdr;
+  GstCaps *caps;
+  guint fps_n = FALLBACK_FPS_N, fps_d = FALLBACK_FPS_D;
+  guint8 *data;
+  size_t size;
+  int r;
+
+  if (GST_VIDEO_INFO_FPS_N (info) > 0 && GST_VIDEO_INFO_FPS_D (info) > 0) {
+    fps_n = GST_VIDEO_INFO_FPS_N (info);
+    fps_d = GST_VIDEO_INFO_FPS_D (info);
+  }
+  if (self->failed)
+    return FALSE;
+  g_clear_pointer (&self->input_state, gst_video_codec_state_unref);
+  /* another rate, or a new stream after frames: a fresh encoder (frame indices from 0) */
+  if (!self->enc || fps_n != self->enc_fps_n || fps_d != self->enc_fps_d || self->enc_frames) {
+    wai_encoder_close (&self->enc);
+    if (!gst_wai_enc_open_encoder (self, fps_n, fps_d))
+      return FALSE;
+  }
+
+  r = wai_encoder_header (self->enc, GST_VIDEO_INFO_WIDTH (info),
+      GST_VIDEO_INFO_HEIGHT (info), 0, &data, &size);
+  if (r < 0) {
+    self->failed = TRUE;
+    GST_ELEMENT_ERROR (self, STREAM, FORMAT,
+        ("The WAI model cannot code %dx%d pictures: %s.", GST_VIDEO_INFO_WIDTH (info),
+            GST_VIDEO_INFO_HEIGHT (info), wai_strerror (r)),
+        ("%s", wai_encoder_last_error (self->enc)));
+    gst_wai_enc_close_encoder (self);
+    return FALSE;
+  }
+  hdr = gst_buffer_new_memdup (data, size);
+  free (data);
+
+  caps = gst_caps_new_simple (GST_WAI_CAPS, "parsed", G_TYPE_BOOLEAN, TRUE, NULL);
+  out = gst_video_encoder_set_output_state (venc, caps, state);
+  /* the base class fills width, height, framerate and pixel-aspect-ratio from state */
+  out->codec_data = gst_buffer_ref (hdr);
+  gst_video_codec_state_unref (out);
+
+  /* the header also goes in band once, before the first frame, so that the buffers
+   * concatenated (filesink) are a valid stream */
+  GST_BUFFER_FLAG_SET (hdr, GST_BUFFER_FLAG_HEADER);
+  gst_video_encoder_set_headers (venc, g_list_append (NULL, hdr));
+
+  self->input_state = gst_video_codec_state_ref (state);
+  return gst_video_encoder_negotiate (venc);
+}
+
+static GstFlowReturn
+gst_wai_enc_handle_frame (GstVideoEncoder * venc, GstVideoCodecFrame * frame)
+{
+  GstWaiEnc *self = GST_WAI_ENC (venc);
+  GstVideoFrame vframe;
+  guint8 *unit;
+  size_t size;
+  int r;
+
+  if (!self->enc || !self->input_state) {
+    gst_video_encoder_finish_frame (venc, frame);
+    if (self->failed)
+      return GST_FLOW_NOT_NEGOTIATED;
+    self->failed = TRUE;
+    GST_ELEMENT_ERROR (self, CORE, NEGOTIATION, ("No input format was set."), (NULL));
+    return GST_FLOW_NOT_NEGOTIATED;
+  }
+  if (!gst_video_frame_map (&vframe, &self->input_state->info, frame->input_buffer,
+          GST_MAP_READ)) {
+    gst_video_encoder_finish_frame (venc, frame);
+    GST_ELEMENT_ERROR (self, CORE, FAILED, ("Could not map the input frame."), (NULL));
+    return GST_FLOW_ERROR;
+  }
+  r = wai_encode_picture_unit (self->enc, GST_VIDEO_FRAME_PLANE_DATA (&vframe, 0),
+      GST_VIDEO_FRAME_PLANE_STRIDE (&vframe, 0), GST_VIDEO_FRAME_WIDTH (&vframe),
+      GST_VIDEO_FRAME_HEIGHT (&vframe), &unit, &size);
+  gst_video_frame_unmap (&vframe);
+  if (r < 0) {
+    gst_video_encoder_finish_frame (venc, frame);
+    self->failed = TRUE;
+    GST_ELEMENT_ERROR (self, STREAM, ENCODE, ("Could not encode a frame: %s.",
+            wai_strerror (r)), ("%s", wai_encoder_last_error (self->enc)));
+    return GST_FLOW_ERROR;
+  }
+  self->enc_frames++;
+  frame->output_buffer = gst_buffer_new_wrapped_full (0, unit, size, 0, size, unit, free);
+  GST_VIDEO_CODEC_FRAME_SET_SYNC_POINT (frame);   /* intra only */
+  return gst_video_encoder_finish_frame (venc, frame);
+}
+
+static gboolean
+gst_wai_enc_propose_allocation (GstVideoEncoder * venc, GstQuery * query)
+{
+  gst_query_add_allocation_meta (query, GST_VIDEO_META_API_TYPE, NULL);
+  return GST_VIDEO_ENCODER_CLASS (parent_class)->propose_allocation (venc, query);
+}
+
+static void
+gst_wai_enc_set_property (GObject * object, guint prop_id, const GValue * value,
+    GParamSpec * pspec)
+{
+  GstWaiEnc *self = GST_WAI_ENC (object);
+
+  GST_OBJECT_LOCK (self);
+  switch (prop_id) {
+    case PROP_QUALITY:
+      self->quality = g_value_get_int (value);
+      break;
+    case PROP_MODEL_DIR:
+      g_free (self->model_dir);
+      self->model_dir = g_value_dup_string (value);
+      break;
+    case PROP_THREADS:
+      self->threads = g_value_get_int (value);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+      break;
+  }
+  GST_OBJECT_UNLOCK (self);
+}
+
+static void
+gst_wai_enc_get_property (GObject * object, guint prop_id, GValue * value, GParamSpec * pspec)
+{
+  GstWaiEnc *self = GST_WAI_ENC (object);
+
+  GST_OBJECT_LOCK (self);
+  switch (prop_id) {
+    case PROP_QUALITY:
+      g_value_set_int (value, self->quality);
+      break;
+    case PROP_MODEL_DIR:
+      g_value_set_string (value, self->model_dir);
+      break;
+    case PROP_THREADS:
+      g_value_set_int (value, self->threads);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+      break;
+  }
+  GST_OBJECT_UNLOCK (self);
+}
+
+static void
+gst_wai_enc_finalize (GObject * object)
+{
+  GstWaiEnc *self = GST_WAI_ENC (object);
+
+  gst_wai_enc_close_encoder (self);
+  g_free (self->model_dir);
+  G_OBJECT_CLASS (parent_class)->finalize (object);
+}
+
+static void
+gst_wai_enc_class_init (GstWaiEncClass * klass)
+{
+  GObjectClass *gobject_class = G_OBJECT_CLASS (klass);
+  GstElementClass *element_class = GST_ELEMENT_CLASS (klass);
+  GstVideoEncoderClass *venc_class = GST_VIDEO_ENCODER_CLASS (klass);
+
+  gobject_class->set_property = gst_wai_enc_set_property;
+  gobject_class->get_property = gst_wai_enc_get_property;
+  gobject_class->finalize = gst_wai_enc_finalize;
+
+  g_object_class_install_property (gobject_class, PROP_QUALITY,
+      g_param_spec_int ("quality", "Quality",
+          "Model quality level: the encoder loads wai-q<quality>.whm and .ana (only 3 is "
+          "shipped)", 1, 8, DEFAULT_QUALITY,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY));
+  g_object_class_install_property (gobject_class, PROP_MODEL_DIR,
+      g_param_spec_string ("model-dir", "Model directory",
+          "Directory holding wai-q<quality>.whm and .ana (NULL: the installed model "
+          "directory)", DEFAULT_MODEL_DIR,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY));
+  g_object_class_install_property (gobject_class, PROP_THREADS,
+      g_param_spec_int ("threads", "Threads",
+          "Worker threads of the integer hyper-synthesis (0 = automatic)", 0, 1024,
+          DEFAULT_THREADS,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY));
+
+  gst_element_class_add_static_pad_template (element_class, &sink_template);
+  gst_element_class_add_static_pad_template (element_class, &src_template);
+  gst_element_class_set_static_metadata (element_class, "WAI video encoder",
+      "Codec/Encoder/Video", "Encodes RGB video to WAI (learned intra-only codec) with libwai",
+      "WAI developers");
+
+  venc_class->start = GST_DEBUG_FUNCPTR (gst_wai_enc_start);
+  venc_class->stop = GST_DEBUG_FUNCPTR (gst_wai_enc_stop);
+  venc_class->set_format = GST_DEBUG_FUNCPTR (gst_wai_enc_set_format);
+  venc_class->handle_frame = GST_DEBUG_FUNCPTR (gst_wai_enc_handle_frame);
+  venc_class->propose_allocation = GST_DEBUG_FUNCPTR (gst_wai_enc_propose_allocation);
+
+  GST_DEBUG_CATEGORY_INIT (gst_wai_enc_debug, "waienc", 0, "WAI encoder");
+}
+
+static void
+gst_wai_enc_init (GstWaiEnc * self)
+{
+  self->quality = DEFAULT_QUALITY;
+  self->model_dir = g_strdup (DEFAULT_MODEL_DIR);
+  self->threads = DEFAULT_THREADS;
+}

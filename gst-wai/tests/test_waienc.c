@@ -1,0 +1,305 @@
+/* GstHarness tests of waienc and of the library's streaming encoder API it uses.
+ *
+ * Environment: WAI_ENC_MODELS (the directory with wai-q3.whm/.ana, i.e. <source>/models). */
+#include <stdlib.h>
+#include <string.h>
+
+#include <gst/check/gstcheck.h>
+#include <gst/check/gstharness.h>
+#include <gst/video/video.h>
+#include <wai/encoder.h>
+#include <wai/wai.h>
+
+#define W 96
+#define H 80
+#define FRAMES 3
+
+static const gchar *
+models (void)
+{
+  const gchar *d = g_getenv ("WAI_ENC_MODELS");
+  fail_unless (d != NULL, "WAI_ENC_MODELS is not set");
+  return d;
+}
+
+/* A picture that differs per frame (so frame units differ), rows of `stride` bytes. */
+static void
+fill (guint8 * p, gsize stride, guint k)
+{
+  for (guint y = 0; y < H; y++)
+    for (guint x = 0; x < W; x++) {
+      guint8 *px = p + y * stride + 3 * x;
+      px[0] = (guint8) (x * 255 / W + 40 * k);
+      px[1] = (guint8) (y * 255 / H);
+      px[2] = (guint8) (((x / 8 + y / 8) & 1) ? 200 - 30 * k : 30);
+    }
+}
+
+static guint32
+rd32 (const guint8 * p)
+{
+  return (guint32) p[0] | (guint32) p[1] << 8 | (guint32) p[2] << 16 | (guint32) p[3] << 24;
+}
+
+static GstHarness *
+new_harness (const gchar * dir)
+{
+  /* the property before the element starts (start loads the model) */
+  gchar *desc = g_strdup_printf ("waienc model-dir=\"%s\"", dir);
+  GstHarness *h = gst_harness_new_parse (desc);
+
+  g_free (desc);
+  return h;
+}
+
+static GstBuffer *
+picture (const GstVideoInfo * vi, guint k)
+{
+  GstBuffer *b = gst_buffer_new_allocate (NULL, GST_VIDEO_INFO_SIZE (vi), NULL);
+  GstMapInfo m;
+
+  fail_unless (gst_buffer_map (b, &m, GST_MAP_WRITE));
+  fill (m.data, GST_VIDEO_INFO_PLANE_STRIDE (vi, 0), k);
+  gst_buffer_unmap (b, &m);
+  GST_BUFFER_PTS (b) = k * GST_SECOND / 30;
+  GST_BUFFER_DURATION (b) = GST_SECOND / 30;
+  return b;
+}
+
+/* Caps, codec_data, the in-band header, one frame unit per buffer, times; the buffers
+ * concatenated decode with libwai to FRAMES pictures of WxH. */
+GST_START_TEST (test_output)
+{
+  GstHarness *h = new_harness (models ());
+  GstVideoInfo vi;
+  GstCaps *caps;
+  GstStructure *s;
+  const GValue *v;
+  GstBuffer *cd, *b;
+  GstMapInfo m, cm;
+  GByteArray *all = g_byte_array_new ();
+  WaiSequenceInfo si;
+  gint n, d, wv, hv;
+  gboolean parsed = FALSE;
+
+  gst_video_info_set_format (&vi, GST_VIDEO_FORMAT_RGB, W, H);
+  vi.fps_n = 30;
+  vi.fps_d = 1;
+  caps = gst_video_info_to_caps (&vi);
+  gst_harness_set_src_caps (h, caps);
+  for (guint k = 0; k < FRAMES; k++)
+    fail_unless_equals_int (gst_harness_push (h, picture (&vi, k)), GST_FLOW_OK);
+  gst_harness_push_event (h, gst_event_new_eos ());
+
+  caps = gst_pad_get_current_caps (h->sinkpad);
+  fail_unless (caps != NULL);
+  s = gst_caps_get_structure (caps, 0);
+  fail_unless_equals_string (gst_structure_get_name (s), "video/x-wai");
+  fail_unless (gst_structure_get_boolean (s, "parsed", &parsed) && parsed);
+  fail_unless (gst_structure_get_int (s, "width", &wv) && wv == W);
+  fail_unless (gst_structure_get_int (s, "height", &hv) && hv == H);
+  fail_unless (gst_structure_get_fraction (s, "framerate", &n, &d) && n == 30 && d == 1);
+  v = gst_structure_get_value (s, "codec_data");
+  fail_unless (v != NULL && G_VALUE_HOLDS (v, GST_TYPE_BUFFER));
+  cd = gst_value_get_buffer (v);
+  fail_unless (gst_buffer_map (cd, &cm, GST_MAP_READ));
+  fail_unless_equals_int (wai_parse_sequence_header (cm.data, cm.size, &si), 0);
+  fail_unless (memcmp (cm.data, "WAIS", 4) == 0);
+  fail_unless_equals_int (si.width, W);
+  fail_unless_equals_int (si.height, H);
+  fail_unless_equals_int (si.disp_w, W);
+  fail_unless_equals_int (si.disp_h, H);
+  fail_unless_equals_int (si.fps_num, 30);
+  fail_unless_equals_int (si.fps_den, 1);
+  fail_unless_equals_int (si.frame_count, 0);
+  fail_unless_equals_int (si.model_size, 0);
+
+  /* the header in band, equal to codec_data, then the frame units */
+  fail_unless_equals_int (gst_harness_buffers_in_queue (h), FRAMES + 1);
+  b = gst_harness_pull (h);
+  fail_unless (GST_BUFFER_FLAG_IS_SET (b, GST_BUFFER_FLAG_HEADER));
+  fail_unless (gst_buffer_map (b, &m, GST_MAP_READ));
+  fail_unless_equals_int (m.size, cm.size);
+  fail_unless (memcmp (m.data, cm.data, cm.size) == 0);
+  g_byte_array_append (all, m.data, m.size);
+  gst_buffer_unmap (b, &m);
+  gst_buffer_unref (b);
+  gst_buffer_unmap (cd, &cm);
+  for (guint k = 0; k < FRAMES; k++) {
+    b = gst_harness_pull (h);
+    fail_unless (b != NULL);
+    fail_unless_equals_uint64 (GST_BUFFER_PTS (b), k * GST_SECOND / 30);
+    fail_if (GST_BUFFER_FLAG_IS_SET (b, GST_BUFFER_FLAG_DELTA_UNIT));
+    fail_if (GST_BUFFER_FLAG_IS_SET (b, GST_BUFFER_FLAG_HEADER));
+    fail_unless (gst_buffer_map (b, &m, GST_MAP_READ));
+    fail_unless (m.size > 36);
+    fail_unless (memcmp (m.data, "WAIF", 4) == 0);
+    fail_unless_equals_int (rd32 (m.data + 4) + 20, m.size);     /* exactly one unit */
+    fail_unless_equals_int (rd32 (m.data + 8), k);               /* frame_index */
+    g_byte_array_append (all, m.data, m.size);
+    gst_buffer_unmap (b, &m);
+    gst_buffer_unref (b);
+  }
+
+  /* the stream decodes */
+  {
+    WaiSettings ds;
+    WaiDecoder *dec = NULL;
+    WaiPicture pic;
+    guint got = 0;
+    int r;
+    wai_default_settings (&ds);
+    ds.model_path = models ();
+    fail_unless_equals_int (wai_decoder_open (&dec, &ds), 0);
+    fail_unless_equals_int (wai_send_data (dec, all->data, all->len), 0);
+    wai_send_eos (dec);
+    while ((r = wai_get_picture (dec, &pic)) == 0) {
+      fail_unless_equals_int (pic.width, W);
+      fail_unless_equals_int (pic.height, H);
+      fail_unless_equals_int (pic.frame_index, got);
+      got++;
+      wai_picture_unref (&pic);
+    }
+    fail_unless_equals_int (got, FRAMES);
+    wai_decoder_close (&dec);
+  }
+  g_byte_array_unref (all);
+  gst_caps_unref (caps);
+  gst_harness_teardown (h);
+}
+
+GST_END_TEST;
+
+/* The streaming API gives the same frame units as wai_encode_picture() + finish, a header
+ * that differs only in frame_count, and refuses finish() afterwards. */
+GST_START_TEST (test_library_units)
+{
+  WaiEncoderSettings s;
+  WaiEncoder *a = NULL, *b = NULL;
+  guint8 pic[W * 3 * H];
+  guint8 *stream, *hdr, *unit;
+  size_t ssize, hsize, usize, off;
+
+  wai_encoder_default_settings (&s);
+  s.model_dir = models ();
+  s.fps_num = 30;
+  fail_unless_equals_int (wai_encoder_open (&a, &s), 0);
+  fail_unless_equals_int (wai_encoder_open (&b, &s), 0);
+  fail_unless_equals_int (wai_encoder_header (b, 0, H, 0, &hdr, &hsize), WAI_ERR_INVALID_ARG);
+  fail_unless_equals_int (wai_encoder_header (b, W, H, 0, &hdr, &hsize), 0);
+  for (guint k = 0; k < 2; k++) {
+    fill (pic, W * 3, k);
+    fail_unless_equals_int (wai_encode_picture (a, pic, W * 3, W, H), 0);
+  }
+  fail_unless_equals_int (wai_encoder_finish (a, &stream, &ssize), 0);
+  fail_unless (hsize < ssize);
+  /* header: same bytes but frame_count (offset 44) and the CRC */
+  fail_unless_equals_int (rd32 (stream + 8), hsize);
+  fail_unless_equals_int (rd32 (stream + 44), 2);
+  fail_unless_equals_int (rd32 (hdr + 44), 0);
+  fail_unless (memcmp (stream, hdr, 44) == 0);
+  fail_unless (memcmp (stream + 48, hdr + 48, hsize - 52) == 0);
+  off = hsize;
+  for (guint k = 0; k < 2; k++) {
+    fill (pic, W * 3, k);
+    fail_unless_equals_int (wai_encode_picture_unit (b, pic, W * 3, W, H, &unit, &usize), 0);
+    fail_unless (off + usize <= ssize);
+    fail_unless (memcmp (stream + off, unit, usize) == 0, "unit %u differs", k);
+    off += usize;
+    free (unit);
+  }
+  fail_unless_equals_int (off, ssize);
+  /* another size after the first picture */
+  fail_unless_equals_int (wai_encoder_header (b, W / 2, H, 0, &unit, &usize),
+      WAI_ERR_INVALID_ARG);
+  fail_unless (unit == NULL);
+  fail_unless_equals_int (wai_encoder_finish (b, &unit, &usize), WAI_ERR_INVALID_ARG);
+  fail_unless (strstr (wai_encoder_last_error (b), "wai_encode_picture_unit") != NULL);
+  free (stream);
+  free (hdr);
+  wai_encoder_close (&a);
+  wai_encoder_close (&b);
+}
+
+GST_END_TEST;
+
+/* A model directory without the model: the element fails to start with a clear
+ * RESOURCE/NOT_FOUND error naming the model; no crash. */
+GST_START_TEST (test_missing_model)
+{
+  GstElement *pipe = gst_parse_launch ("videotestsrc num-buffers=2 ! "
+      "video/x-raw,format=RGB,width=96,height=80 ! waienc name=e ! fakesink", NULL);
+  GstElement *e;
+  GstBus *bus;
+  GstMessage *msg;
+  GError *err = NULL;
+  gchar *dbg = NULL;
+
+  fail_unless (pipe != NULL);
+  e = gst_bin_get_by_name (GST_BIN (pipe), "e");
+  g_object_set (e, "model-dir", "/nonexistent/wai-models", NULL);
+  gst_object_unref (e);
+  fail_unless_equals_int (gst_element_set_state (pipe, GST_STATE_PLAYING),
+      GST_STATE_CHANGE_FAILURE);
+  bus = gst_element_get_bus (pipe);
+  msg = gst_bus_timed_pop_filtered (bus, 10 * GST_SECOND, GST_MESSAGE_ERROR);
+  fail_unless (msg != NULL);
+  gst_message_parse_error (msg, &err, &dbg);
+  fail_unless (g_error_matches (err, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_NOT_FOUND),
+      "%s", err->message);
+  fail_unless (strstr (err->message, "wai-q3") != NULL, "%s", err->message);
+  fail_unless (strstr (err->message, "/nonexistent/wai-models") != NULL, "%s", err->message);
+  fail_unless (dbg && strstr (dbg, "model-dir") != NULL);
+  g_error_free (err);
+  g_free (dbg);
+  gst_message_unref (msg);
+  gst_object_unref (bus);
+  gst_element_set_state (pipe, GST_STATE_NULL);
+  gst_object_unref (pipe);
+}
+
+GST_END_TEST;
+
+/* Properties and registration. */
+GST_START_TEST (test_properties)
+{
+  GstElement *e = gst_element_factory_make ("waienc", NULL);
+  GstElementFactory *f = gst_element_factory_find ("waienc");
+  gint q = 0, t = -1;
+  gchar *dir = (gchar *) "x";
+
+  fail_unless (e != NULL && f != NULL);
+  g_object_get (e, "quality", &q, "threads", &t, "model-dir", &dir, NULL);
+  fail_unless_equals_int (q, 3);
+  fail_unless_equals_int (t, 0);
+  fail_unless (dir == NULL);
+  g_object_set (e, "quality", 5, "threads", 2, "model-dir", "/m", NULL);
+  g_object_get (e, "quality", &q, "threads", &t, "model-dir", &dir, NULL);
+  fail_unless_equals_int (q, 5);
+  fail_unless_equals_int (t, 2);
+  fail_unless_equals_string (dir, "/m");
+  g_free (dir);
+  fail_unless_equals_int (gst_plugin_feature_get_rank (GST_PLUGIN_FEATURE (f)),
+      GST_RANK_SECONDARY);
+  fail_unless_equals_string (gst_element_factory_get_klass (f), "Codec/Encoder/Video");
+  gst_object_unref (f);
+  gst_object_unref (e);
+}
+
+GST_END_TEST;
+
+static Suite *
+waienc_suite (void)
+{
+  Suite *s = suite_create ("waienc");
+  TCase *tc = tcase_create ("general");
+
+  suite_add_tcase (s, tc);
+  tcase_add_test (tc, test_properties);
+  tcase_add_test (tc, test_library_units);
+  tcase_add_test (tc, test_output);
+  tcase_add_test (tc, test_missing_model);
+  return s;
+}
+
+GST_CHECK_MAIN (waienc);
