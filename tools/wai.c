@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <nettle/sha2.h>
 #include <png.h>
@@ -1150,6 +1151,28 @@ usage_err:
 
 /* ---- main ---- */
 
+/* `wai bench` is the benchmark harness wai-bench (it needs the library's internal kernels, which
+ * this tool does not link): run the one installed or built beside this executable. */
+static int cmd_bench(char **argv)
+{
+    char self[4096], path[4096 + 16];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+    if (n > 0) {
+        self[n] = 0;
+        char *slash = strrchr(self, '/');
+        if (slash) {
+            *slash = 0;
+            snprintf(path, sizeof(path), "%s/wai-bench", self);
+            argv[1] = path;
+            execv(path, argv + 1);
+        }
+    }
+    argv[1] = "wai-bench";
+    execvp("wai-bench", argv + 1);
+    errmsg(NULL, "bench: cannot run wai-bench: %s", strerror(errno));
+    return EXIT_SYSTEM;
+}
+
 static void usage(FILE *f)
 {
     fprintf(f,
@@ -1158,6 +1181,7 @@ static void usage(FILE *f)
         "  decode IN.wai -o OUT    decode to PNG or raw RGB24 (--sha256: conformance hash)\n"
         "  info IN.wai             print the units of a stream\n"
         "  verify MANIFEST         decode and check conformance vectors\n"
+        "  bench --model M.whm     benchmark kernel sets and threads (runs wai-bench)\n"
         "  --version               print the library version\n"
         "'wai COMMAND --help' describes each command. Exit codes: 0 success, 1 invalid or\n"
         "corrupt input or a verify mismatch, 2 usage error, 3 I/O or internal error.\n");
@@ -1182,6 +1206,7 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "decode")) return cmd_decode(argc - 2, argv + 2);
     if (!strcmp(cmd, "info")) return cmd_info(argc - 2, argv + 2);
     if (!strcmp(cmd, "verify")) return cmd_verify(argc - 2, argv + 2);
+    if (!strcmp(cmd, "bench")) return cmd_bench(argv);
     errmsg(NULL, "unknown command '%s'", cmd);
     usage(stderr);
     return EXIT_USAGE;
