@@ -153,8 +153,8 @@ set -- \
     --enable-decoder=libwai,png,rawvideo \
     --enable-parser=wai \
     --enable-demuxer=wai,matroska,image2,rawvideo \
-    --enable-muxer=matroska,rawvideo,image2,framecrc,framemd5,null \
-    --enable-encoder=png,rawvideo,wrapped_avframe \
+    --enable-muxer=wai,matroska,rawvideo,image2,framecrc,framemd5,null \
+    --enable-encoder=libwai,png,rawvideo,wrapped_avframe \
     --enable-protocol=file,pipe \
     --enable-filter=scale,format,null
 
@@ -173,6 +173,7 @@ if [ "$(cat "$BUILD/.configure-args" 2>/dev/null || true)" != "$args" ] || [ ! -
     printf '%s' "$args" >"$BUILD/.configure-args"
 fi
 cat "$BUILD"/config*.h | grep -q '^#define CONFIG_LIBWAI_DECODER 1' || die "libwai decoder not enabled"
+cat "$BUILD"/config*.h | grep -q '^#define CONFIG_LIBWAI_ENCODER 1' || die "libwai encoder not enabled"
 
 # --- build and install -------------------------------------------------------------------
 log "make -j$JOBS"
@@ -186,4 +187,5 @@ export LD_LIBRARY_PATH="$INST/lib:$WAI_LIBDIR\${LD_LIBRARY_PATH:+:\$LD_LIBRARY_P
 EOF
 
 "$INST/bin/ffmpeg" -hide_banner -decoders 2>/dev/null | grep -q libwai || die "built ffmpeg has no libwai decoder"
+"$INST/bin/ffmpeg" -hide_banner -encoders 2>/dev/null | grep -q libwai || die "built ffmpeg has no libwai encoder"
 log "done: $INST/bin/ffmpeg, $INST/bin/ffprobe, libs in $INST/lib; source $WORK/env.sh"

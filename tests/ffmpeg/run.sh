@@ -14,6 +14,9 @@
 #   seek      vectors of 3+ frames: -ss 1.5 frame durations gives the frames from #2 on
 #   corrupt   damaged header / payload / truncation: an error exit (1..127), never a crash
 #             (payload damage: with -xerror; without it the other frames decode unchanged)
+# then encoding (libwai encoder, wai muxer; models/wai-q3.*): a PNG and raw RGB24 of 1, 3 and
+# 21 frames to .wai, each decoded by the tree's CLI (wai decode --sha256) and by ffmpeg to the
+# same bytes; header frame_count/size/rate; pipe output; -c copy; missing models fail cleanly;
 # then the FATE tests (make fate-libwai) and, if built, the parser test.
 # Prints "ffmpeg: N passed, M failed"; exits 1 on any failure.
 #
@@ -217,6 +220,108 @@ clean_fail $rc && ok "garbage (rc=$rc)" || bad "garbage: rc=$rc"
 : >"$TMP/empty.wai"
 $FF -i "$TMP/empty.wai" -f null - >/dev/null 2>&1; rc=$?
 clean_fail $rc && ok "empty file (rc=$rc)" || bad "empty file: rc=$rc"
+
+# --- encoder (libwai) and muxer --------------------------------------------------------
+# Inputs: the decoded RGB24 of the first single-frame vector (as a PNG) and of the first
+# vector with 3+ frames (raw). Every .wai the encoder writes must decode with the tree's CLI
+# (build/tools/wai) and through ffmpeg to the same bytes.
+WAI_CLI=$WAI_BUILD/tools/wai
+MODELS=$ROOT/models
+WAI_MODEL_PATH="$MODELS:$WAI_MODEL_PATH"; export WAI_MODEL_PATH
+pick() { awk -v c="$1" '!/^#/ && NF >= 4 && ((c == 1 && $3 == 1) || (c == 3 && $3 >= 3)) { print; exit }' "$MANIFEST"; }
+cli_sha() { "$WAI_CLI" decode "$1" --sha256 2>"$TMP/cli.err"; }
+ff_sha() { $FF -i "$1" -f rawvideo -pix_fmt rgb24 - 2>"$TMP/ffdec.err" | sha; }
+# enc_check NAME FILE FRAMES W H: the CLI and ffmpeg decode FILE to the same FRAMES pictures
+enc_check() {
+    a=$(cli_sha "$2"); b=$(ff_sha "$2")
+    nb=$($FF -i "$2" -f rawvideo -pix_fmt rgb24 - 2>/dev/null | wc -c)
+    if [ -n "$a" ] && [ "$a" = "$b" ] && [ "$nb" -eq $(($3 * $4 * $5 * 3)) ]; then
+        ok "$1 (wai decode = ffmpeg decode, $3 frames)"
+    else
+        bad "$1: wai decode '$a' ($(head -c 200 "$TMP/cli.err")), ffmpeg '$b' ($nb bytes); $(head -c 200 "$TMP/ffdec.err")"
+    fi
+}
+if [ ! -x "$WAI_CLI" ]; then
+    bad "encoder tests: no $WAI_CLI"
+elif [ ! -f "$MODELS/wai-q3.whm" ] || [ ! -f "$MODELS/wai-q3.ana" ]; then
+    bad "encoder tests: no $MODELS/wai-q3.whm/.ana"
+else
+    set -- $(pick 1); n1=${1%.wai}; d1=$4
+    set -- $(pick 3); n3=${1%.wai}; f3=$3; d3=$4
+    w1=${d1%x*}; h1=${d1#*x}; w3=${d3%x*}; h3=${d3#*x}
+
+    # one picture: PNG in, explicit options
+    rm -f "$TMP/src.png" "$TMP/e1.wai"
+    if $FF -f rawvideo -pix_fmt rgb24 -s "$d1" -i "$TMP/$n1.rgb" "$TMP/src.png" 2>"$TMP/e.err" &&
+       $FF -i "$TMP/src.png" -c:v libwai -quality 3 -model_dir "$MODELS" "$TMP/e1.wai" 2>"$TMP/e.err" &&
+       [ "$(head -c 4 "$TMP/e1.wai")" = WAIS ]; then
+        ok "encode png -> wai ($d1, $(wc -c <"$TMP/e1.wai") bytes)"
+        enc_check "encode png decode" "$TMP/e1.wai" 1 "$w1" "$h1"
+        [ "$(u32 "$TMP/e1.wai" 44)" = 1 ] && [ "$(u32 "$TMP/e1.wai" 12)x$(u32 "$TMP/e1.wai" 16)" = "$d1" ] &&
+            ok "encode header (frame_count 1 written at the trailer, size $d1)" ||
+            bad "encode header: frame_count $(u32 "$TMP/e1.wai" 44), size $(u32 "$TMP/e1.wai" 12)x$(u32 "$TMP/e1.wai" 16)"
+        # the default encoder for .wai and the installed model dir give the same bytes
+        rm -f "$TMP/e2.wai"
+        $FF -i "$TMP/src.png" "$TMP/e2.wai" 2>"$TMP/e.err" && cmp -s "$TMP/e1.wai" "$TMP/e2.wai" &&
+            ok "encode defaults (libwai, quality 3, installed models: same bytes)" ||
+            bad "encode defaults: $(head -c 300 "$TMP/e.err")"
+        # no global header: the header also rides in the first packet; the muxer drops it
+        # there, and Matroska (header in CodecPrivate and in-band) decodes the same
+        rm -f "$TMP/e9.wai" "$TMP/e9.mkv"
+        $FF -i "$TMP/src.png" -c:v libwai -model_dir "$MODELS" -flags -global_header "$TMP/e9.wai" 2>"$TMP/e.err" &&
+            $FF -i "$TMP/src.png" -c:v libwai -model_dir "$MODELS" -flags -global_header "$TMP/e9.mkv" 2>>"$TMP/e.err" &&
+            cmp -s "$TMP/e1.wai" "$TMP/e9.wai" && [ "$(ff_sha "$TMP/e9.mkv")" = "$(cli_sha "$TMP/e1.wai")" ] &&
+            ok "encode without global header (.wai same bytes, .mkv decodes the same)" ||
+            bad "encode without global header: $(head -c 300 "$TMP/e.err")"
+    else
+        bad "encode png -> wai: $(head -c 300 "$TMP/e.err")"
+    fi
+
+    # several frames from raw RGB24, the frame rate into the header
+    rm -f "$TMP/e3.wai"
+    if $FF -f rawvideo -pix_fmt rgb24 -s "$d3" -framerate 30000/1001 -i "$TMP/$n3.rgb" \
+           -c:v libwai -model_dir "$MODELS" "$TMP/e3.wai" 2>"$TMP/e.err"; then
+        enc_check "encode raw $f3 frames" "$TMP/e3.wai" "$f3" "$w3" "$h3"
+        got=$($FP -show_entries stream=nb_frames,r_frame_rate -of default=nw=1 "$TMP/e3.wai" 2>&1 | sort | tr '\n' ' ')
+        [ "$got" = "nb_frames=$f3 r_frame_rate=30000/1001 " ] && [ "$(u32 "$TMP/e3.wai" 44)" = "$f3" ] &&
+            ok "encode raw: probe ($got)" || bad "encode raw: probe '$got', frame_count $(u32 "$TMP/e3.wai" 44)"
+        # to a pipe (not seekable): frame_count stays 0, the frame units are the same bytes
+        hdr=$(u32 "$TMP/e3.wai" 8)
+        $FF -f rawvideo -pix_fmt rgb24 -s "$d3" -framerate 30000/1001 -i "$TMP/$n3.rgb" \
+            -c:v libwai -model_dir "$MODELS" -f wai - 2>"$TMP/e.err" >"$TMP/e4.wai"
+        [ "$(u32 "$TMP/e4.wai" 44)" = 0 ] &&
+            [ "$(tail -c +$((hdr + 1)) "$TMP/e4.wai" | sha)" = "$(tail -c +$((hdr + 1)) "$TMP/e3.wai" | sha)" ] &&
+            [ "$(cli_sha "$TMP/e4.wai")" = "$(cli_sha "$TMP/e3.wai")" ] &&
+            ok "encode to a pipe (frame_count 0, same frame units)" || bad "encode to a pipe: $(head -c 300 "$TMP/e.err")"
+        # -c copy .wai -> .wai gives the same file
+        rm -f "$TMP/e5.wai"
+        $FF -i "$TMP/e3.wai" -c copy "$TMP/e5.wai" 2>"$TMP/e.err" && cmp -s "$TMP/e3.wai" "$TMP/e5.wai" &&
+            ok "wai -c copy wai (same bytes)" || bad "wai -c copy wai: $(head -c 300 "$TMP/e.err")"
+    else
+        bad "encode raw $f3 frames: $(head -c 300 "$TMP/e.err")"
+    fi
+
+    # 21 frames: the frame_index runs on 0..20 (the demuxer's pts are the frame_index)
+    for i in 1 2 3 4 5 6 7; do head -c $((3 * w3 * h3 * 3)) "$TMP/$n3.rgb"; done >"$TMP/long.rgb"
+    rm -f "$TMP/e6.wai"
+    if $FF -f rawvideo -pix_fmt rgb24 -s "$d3" -i "$TMP/long.rgb" -c:v libwai -model_dir "$MODELS" \
+           "$TMP/e6.wai" 2>"$TMP/e.err"; then
+        enc_check "encode 21 frames" "$TMP/e6.wai" 21 "$w3" "$h3"
+        got=$($FP -show_entries packet=pts -of csv=p=0 "$TMP/e6.wai" 2>&1 | tr '\n' ' ')
+        [ "$got" = "$(seq 0 20 | tr '\n' ' ')" ] && ok "encode 21 frames: frame_index 0..20" ||
+            bad "encode 21 frames: pts '$got'"
+    else
+        bad "encode 21 frames: $(head -c 300 "$TMP/e.err")"
+    fi
+
+    # a missing model dir or quality: an error exit, never a crash
+    $FF -i "$TMP/src.png" -c:v libwai -model_dir "$TMP/no-such-dir" "$TMP/e7.wai" >/dev/null 2>"$TMP/e.err"; rc=$?
+    clean_fail $rc && grep -q "no-such-dir" "$TMP/e.err" && ok "encode missing model dir (rc=$rc)" ||
+        bad "encode missing model dir: rc=$rc; $(head -c 300 "$TMP/e.err")"
+    mkdir -p "$TMP/q3only"; ln -sf "$MODELS/wai-q3.whm" "$MODELS/wai-q3.ana" "$TMP/q3only/"
+    $FF -i "$TMP/src.png" -c:v libwai -quality 4 -model_dir "$TMP/q3only" "$TMP/e8.wai" >/dev/null 2>&1; rc=$?
+    clean_fail $rc && ok "encode quality 4 without its model (rc=$rc)" || bad "encode quality 4 without its model: rc=$rc"
+fi
 
 # --- parser ------------------------------------------------------------------------------
 PT=$FFMPEG_WORK/wai-parser-test
