@@ -6,8 +6,8 @@ cd "$(dirname "$0")/.."
 tools/install-deps.sh
 [ -d build ] || meson setup build
 ninja -C build
-export WAI_MODEL_PATH="$PWD/build/tools"
-sample=vectors/v03-100x75.wai
+export WAI_MODEL_PATH="$PWD/build/tools:$PWD/models"
+sample=samples/coffee-q3.wai   # a photo (samples/README.md) coded with the q3 model
 mkdir -p out
 build/tools/wai info "$sample"
 build/tools/wai decode "$sample" -o out/sample-wai.png
