@@ -3,18 +3,7 @@
 #   cli.sh WAI_CLI VECTOR_DIR
 set -u
 wai=$1; vdir=$2
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-pass=0; fail=0
-expect() {  # expect RC DESCRIPTION -- command...
-    local want=$1 what=$2; shift 3
-    "$@" > "$tmp/out" 2> "$tmp/err"; local rc=$?
-    if [ "$rc" -eq "$want" ]; then pass=$((pass + 1)); echo "PASS $what (rc $rc)"
-    else fail=$((fail + 1)); echo "FAIL $what: rc $rc, expected $want"; sed 's/^/  | /' "$tmp/err" | head -5; fi
-}
-check() {   # check DESCRIPTION -- test-expression...
-    local what=$1; shift 2
-    if "$@"; then pass=$((pass + 1)); echo "PASS $what"; else fail=$((fail + 1)); echo "FAIL $what"; fi
-}
+. "$(dirname "$0")/lib.sh"
 pinned() { awk -v f="$1" '$1 == f { print $2 }' "$vdir/manifest.txt"; }
 
 expect 0 "wai --help" -- "$wai" --help
@@ -64,5 +53,4 @@ printf 'v01-64x64.wai 0000000000000000000000000000000000000000000000000000000000
 cp "$vdir/v01-64x64.wai" "$tmp/"
 expect 1 "verify detects a wrong hash" -- "$wai" verify "$tmp/bad-manifest.txt"
 
-echo "cli: $pass passed, $fail failed"
-[ $fail -eq 0 ]
+finish cli

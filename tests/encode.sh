@@ -4,18 +4,7 @@
 #   encode.sh WAI_CLI TEST_ENCODER MODELS_DIR
 set -u
 wai=$1; te=$2; models=$3
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-pass=0; fail=0
-expect() {  # expect RC DESCRIPTION -- command...
-    local want=$1 what=$2; shift 3
-    "$@" > "$tmp/out" 2> "$tmp/err"; local rc=$?
-    if [ "$rc" -eq "$want" ]; then pass=$((pass + 1)); echo "PASS $what (rc $rc)"
-    else fail=$((fail + 1)); echo "FAIL $what: rc $rc, expected $want"; sed 's/^/  | /' "$tmp/err" | head -5; fi
-}
-check() {   # check DESCRIPTION -- test-expression...
-    local what=$1; shift 2
-    if "$@"; then pass=$((pass + 1)); echo "PASS $what"; else fail=$((fail + 1)); echo "FAIL $what"; fi
-}
+. "$(dirname "$0")/lib.sh"
 "$te" --write-png "$tmp/in.png" || { echo "FAIL cannot write the test picture"; exit 1; }
 
 expect 0 "encode --help" -- "$wai" encode --help
@@ -47,5 +36,4 @@ printf 'not a png' > "$tmp/bad.png"
 expect 1 "not a PNG" -- "$wai" encode "$tmp/bad.png" -o "$tmp/x.wai" --model-dir "$models"
 check "nothing written on failure" -- test ! -e "$tmp/x.wai"
 
-echo "encode.sh: $pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish encode.sh
