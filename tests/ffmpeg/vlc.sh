@@ -22,6 +22,11 @@ ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 WAI_BUILD=${WAI_BUILD:-/tmp/build-ffmpeg}
 WAI_PREFIX=${WAI_PREFIX:-/tmp/build-ffmpeg-prefix}
 VLC_BUILD=${VLC_BUILD:-/tmp/build-ffmpeg-vlc}
+FFMPEG_WORK=${FFMPEG_WORK:-/tmp/build-ffmpeg-ff}
+# VLC runs on the patched FFmpeg libraries when tests/ffmpeg/run.sh built them (same sonames as
+# Debian's, so VLC's avcodec/avformat modules load them from the library path)
+FFLIBS=""
+[ -f "$FFMPEG_WORK/install/lib/libavcodec.so.59" ] && FFLIBS="$FFMPEG_WORK/install/lib"
 VECTORS=${VECTORS:-$ROOT/vectors}
 TMP=$(mktemp -d /tmp/wai-vlc-test.XXXXXX)
 [ "${KEEP:-0}" = 1 ] || trap 'rm -rf "$TMP"' EXIT
@@ -86,6 +91,7 @@ as_user() {
 }
 play() {   # play IN OUT LOG
     as_user env HOME="$TMP/home" VLC_PLUGIN_PATH="$TMP/plugins" WAI_MODEL_PATH="$WAI_MODEL_PATH" \
+        ${FFLIBS:+LD_LIBRARY_PATH="$FFLIBS"} \
         timeout 120 cvlc -vv --intf dummy --aout dummy --no-video-title-show --no-osd --no-spu \
         --no-drop-late-frames --no-skip-frames --vout yuv --yuv-chroma RV24 --yuv-file "$2" \
         "$1" vlc://quit >"$3" 2>&1
