@@ -26,6 +26,18 @@ for name in "${names[@]}"; do
                 echo "PASS $name: caught by $t"; caught=$((caught + 1))
             fi
             continue ;;
+        tools/cross-check.sh)
+            # a fault in a set x86-64 does not build (NEON): an aarch64 cross build with the
+            # fault, checkasm under qemu (about 40 s; WAI_SKIP_CROSS=1 skips it)
+            if [ "${WAI_SKIP_CROSS:-0}" = 1 ] || ! command -v aarch64-linux-gnu-gcc > /dev/null; then
+                echo "SKIP $name: needs the cross tools (WAI_SKIP_CROSS=1 or not installed)"; skipped=$((skipped + 1)); continue
+            fi
+            if tools/cross-check.sh --planted "$name" > "$bdir/planted-$name-test.log" 2>&1; then
+                echo "PASS $name: caught by checkasm under qemu-aarch64"; caught=$((caught + 1))
+            else
+                echo "FAIL $name: NOT caught (see $bdir/planted-$name-test.log)"; missed=$((missed + 1))
+            fi
+            continue ;;
         *) mtest=$t ;;
     esac
     meson configure $bdir -Dplanted_fault="$name" > /dev/null

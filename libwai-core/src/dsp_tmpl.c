@@ -57,6 +57,14 @@ static inline int imax(int a, int b) { return a > b ? a : b; }
 #define SPLAT(v, x) const double v = (x)
 #endif
 
+/* Bytes a tile stores of its vector b of MB. */
+#ifdef PLANTED_TILE_EDGE
+/* planted (arm/dsp_neon.c defines it, for that set only): a tile's last position is not stored */
+#define TILE_STORE(b, MB) (sizeof(vd) - ((b) == (MB) - 1) * sizeof(double))
+#else
+#define TILE_STORE(b, MB) sizeof(vd)
+#endif
+
 /* res[n * ldr + t] = sum_k wp[k * NB + n] * xb[off[k] + t] for n < NB, t < MB * VLEN. */
 #define DEF_TILE(NAME, NB, MB)                                                                \
 static void NAME(const double *restrict wp, const ptrdiff_t *restrict off, int K, \
@@ -77,7 +85,7 @@ static void NAME(const double *restrict wp, const ptrdiff_t *restrict off, int K
     }                                                                                         \
     UNROLL for (int n = 0; n < NB; n++)                                                       \
         UNROLL for (int b = 0; b < MB; b++)                                                   \
-            memcpy(res + (size_t)n * ldr + b * VLEN, &acc[n][b], sizeof(vd));                 \
+            memcpy(res + (size_t)n * ldr + b * VLEN, &acc[n][b], TILE_STORE(b, MB));          \
 }
 
 DEF_TILE(tile_main, NB_MAIN, MB_MAIN)
