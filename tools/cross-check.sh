@@ -1,51 +1,111 @@
-#!/bin/sh
-# Cross checks of the kernels: aarch64 (the NEON set) and i386 (the C set with a 32-bit
-# size_t), each run under qemu user emulation. Without zlib/nettle/libpng for the target
-# (the full meson cross build, tools/cross/*.txt, needs them) this compiles the DSP subset
-# the kernel tests need -- reference and fast kernels, CPU detection, thread pool, graph --
-# and runs checkasm (every set against the reference) and test_graph-free unit checks.
-#   tools/cross-check.sh [OUTDIR]      needs: gcc-aarch64-linux-gnu, gcc-12-multilib,
-#                                             qemu-user-static
-set -eu
-SRC=$(cd "$(dirname "$0")/.." && pwd)
-OUT=${1:-/tmp/wai-cross}
-mkdir -p "$OUT/gen/wai"
-sed -e 's/@WAI_VERSION_MAJOR@/0/' -e 's/@WAI_VERSION_MINOR@/1/' -e 's/@WAI_VERSION_PATCH@/0/' \
-    -e 's/@WAI_VERSION@/0.1.0/' "$SRC/libwai-core/include/wai/version.h.in" > "$OUT/gen/wai/version.h"
-S=$SRC/libwai-core/src
-CORE="$S/dsp_ref.c $S/dsp.c $S/dsp_c.c $S/cpu.c $S/threadpool.c $S/graph.c $S/lib.c"
-FLAGS="-std=c11 -O2 -g -Wall -Wextra -Wpedantic -Wshadow -Wmissing-prototypes -Wno-unused-parameter
-  -D_POSIX_C_SOURCE=200809L -ffp-contract=fast -fno-math-errno
-  -I$OUT/gen -I$SRC/libwai-core/include -I$S -I$SRC/tests"
-fail=0
+#!/bin/bash
+# The cross stage (bounded, run by tools/run-tests.sh every time): full meson cross builds for
+# aarch64 (the NEON kernel set) and i386 (32-bit x86), every target program run under qemu
+# user emulation through the cross files' exe_wrapper (tools/cross/*.txt), and the tests that
+# differ by architecture:
+#   - every conformance vector under every kernel set the target has (aarch64: reference, c,
+#     neon; i386: reference, c), each to the hashes pinned in vectors/manifest.txt (x86-64's);
+#   - the model generator and wai-mkvectors rewrite the pinned model and every vector byte for
+#     byte (vectors-regenerate);
+#   - checkasm (every set against the reference) with WAI_CROSS_ITERS iterations (default 20;
+#     the x86 stage runs 60);
+#   - the unit tests of the integer code: common rans model ops graph payload stream api, the
+#     public headers, the stream and model fuzz seeds.
+# Not here (x86-64 covers them, and under qemu they cost minutes): samples (the trained
+# model: ~500 s), encoder and cli-encode, cli, fuzz-corpus-decode (the vectors again),
+# vectors with automatic kernels and threads. `meson test -C build-cross-ARCH` runs those too.
+#
+#   tools/cross-check.sh                  the stage; ends "cross: N passed, M failed"
+#   tools/cross-check.sh --planted NAME   build aarch64 with -Dplanted_fault=NAME and run
+#                                         checkasm on the NEON set under qemu; exit 0 = caught
+#                                         (tools/planted-faults.sh runs it for neon_* faults)
+# Environment: WAI_CROSS_ARCHES (default "aarch64 i386"), WAI_CROSS_ITERS (default 20).
+# Needs gcc-aarch64-linux-gnu, gcc-12-multilib, qemu-user-static and the arm64/i386 zlib,
+# nettle and libpng dev packages (tools/install-deps.sh installs them unless WAI_SKIP_CROSS=1).
+set -u
+cd "$(dirname "$0")/.." || exit 2
+opts=(-Dgstreamer=disabled -Dvulkan=disabled)
+logs=test-logs
+mkdir -p $logs
 
-build_run() { # name cc extra-sources extra-flags runner...
-    name=$1; cc=$2; extra=$3; xflags=$4; shift 4
-    if ! command -v "$cc" >/dev/null 2>&1; then echo "$name: $cc not installed: SKIPPED"; return; fi
-    echo "== $name: $cc"
-    # shellcheck disable=SC2086
-    if ! $cc $FLAGS $xflags $CORE $extra "$SRC/tests/checkasm.c" -o "$OUT/checkasm-$name" -lm -lpthread; then
-        echo "$name: BUILD FAILED"; fail=1; return
-    fi
-    if ! "$@" "$OUT/checkasm-$name" --seed 1 --iters 40; then echo "$name: checkasm FAILED"; fail=1; fi
+have_tools() {   # ARCH
+    case $1 in
+        aarch64) command -v aarch64-linux-gnu-gcc && command -v qemu-aarch64-static &&
+                 [ -e /usr/lib/aarch64-linux-gnu/pkgconfig/zlib.pc ] ;;
+        i386) command -v gcc-12 && command -v qemu-i386-static &&
+              [ -e /usr/lib/i386-linux-gnu/pkgconfig/zlib.pc ] ;;
+        *) false ;;
+    esac > /dev/null
 }
 
-build_run aarch64 aarch64-linux-gnu-gcc "$S/arm/dsp_neon.c" "-DWAI_HAVE_FAST_NEON=1" \
-    qemu-aarch64-static -L /usr/aarch64-linux-gnu
-if gcc-12 -m32 -x c -o /dev/null - <<'C' 2>/dev/null
-int main(void) { return 0; }
-C
-then
-    # Debian's multilib without gcc-multilib lacks <asm/*.h> for -m32; the x86 asm headers
-    # serve both widths (they test __i386__), so point at them
-    inc=""
-    if [ ! -e /usr/include/asm ] && [ -d /usr/include/x86_64-linux-gnu/asm ]; then
-        mkdir -p "$OUT/i386inc"
-        ln -sfn /usr/include/x86_64-linux-gnu/asm "$OUT/i386inc/asm"
-        inc="-isystem $OUT/i386inc"
+setup_build() {   # DIR ARCH [meson options...]: configure (once) and build everything
+    local dir=$1 arch=$2; shift 2
+    if [ ! -e "$dir/build.ninja" ]; then
+        rm -rf "$dir"
+        meson setup --cross-file "tools/cross/$arch.txt" "${opts[@]}" "$@" "$dir" > "$logs/$dir-setup.log" 2>&1 ||
+            { tail -20 "$logs/$dir-setup.log"; return 1; }
     fi
-    build_run i386 gcc-12 "" "-m32 $inc" qemu-i386-static
-else
-    echo "i386: gcc-12 -m32 cannot link (gcc-12-multilib missing): SKIPPED"
+    return 0
+}
+
+if [ "${1:-}" = --planted ]; then
+    name=${2:?usage: cross-check.sh --planted NAME}
+    have_tools aarch64 || { echo "cross planted $name: aarch64 cross tools missing"; exit 2; }
+    dir=build-cross-aarch64-planted
+    setup_build $dir aarch64 || { echo "FAIL $name: cannot configure"; exit 2; }
+    meson configure $dir -Dplanted_fault="$name" > /dev/null || exit 2
+    if ! ninja -C $dir tests/checkasm > $logs/$dir-build.log 2>&1; then
+        tail -20 $logs/$dir-build.log; echo "FAIL $name: does not build"; exit 2
+    fi
+    # the fault is in the NEON set; a few iterations reach every tile edge
+    if meson test -C $dir --no-rebuild checkasm --test-args '--set neon --iters 4' \
+            > $logs/$dir-test.log 2>&1; then
+        echo "FAIL $name: NOT caught by checkasm (neon, qemu-aarch64)"; exit 1
+    fi
+    grep -E '^ *neon .*FAILED' $dir/meson-logs/testlog.txt | head -5
+    echo "PASS $name: caught by checkasm (neon, qemu-aarch64)"
+    exit 0
 fi
-exit $fail
+
+iters=${WAI_CROSS_ITERS:-20}
+passed=0; failed=0
+common="common rans model ops graph payload stream api public-header public-header-encoder
+  fuzz-corpus-stream fuzz-corpus-model vectors-reference vectors-c vectors-regenerate"
+for arch in ${WAI_CROSS_ARCHES:-aarch64 i386}; do
+    t0=$(date +%s)
+    dir=build-cross-$arch
+    tests=$common
+    [ "$arch" = aarch64 ] && tests="$tests vectors-neon"
+    if ! have_tools "$arch"; then
+        echo "FAIL $arch: cross compiler, qemu or the $arch dev packages missing (tools/install-deps.sh)"
+        failed=$((failed + 1)); continue
+    fi
+    if ! setup_build "$dir" "$arch" || ! ninja -C "$dir" > "$logs/$dir-build.log" 2>&1; then
+        tail -20 "$logs/$dir-build.log" 2>/dev/null; echo "FAIL $arch: build"
+        failed=$((failed + 1)); continue
+    fi
+    for run in "tests" "checkasm"; do
+        if [ $run = tests ]; then
+            # shellcheck disable=SC2086
+            meson test -C "$dir" --no-rebuild --num-processes 2 --timeout-multiplier 4 $tests \
+                > "$logs/$dir-test.log" 2>&1
+        else
+            meson test -C "$dir" --no-rebuild --timeout-multiplier 4 checkasm \
+                --test-args "--iters $iters" > "$logs/$dir-checkasm.log" 2>&1
+        fi
+        log=$logs/$dir-$([ $run = tests ] && echo test || echo checkasm).log
+        sed -n 's/^ *[0-9]*\/[0-9]* wai:[a-z]* \/ \([^ ]*\) *\([A-Z]*\) .*/\2 \1/p' "$log" |
+            while read -r res t; do
+                case $res in OK) echo "PASS $arch $t" ;; SKIP) echo "SKIP $arch $t" ;; *) echo "FAIL $arch $t ($res)" ;; esac
+            done
+        ok=$(sed -n 's/^Ok: *\([0-9]*\)/\1/p' "$log" | tail -1)
+        bad=$(( $(sed -n 's/^Fail: *\([0-9]*\)/\1/p' "$log" | tail -1 | grep . || echo 0) +
+                $(sed -n 's/^Timeout: *\([0-9]*\)/\1/p' "$log" | tail -1 | grep . || echo 0) ))
+        if [ -z "$ok" ]; then echo "FAIL $arch $run: meson test did not run"; tail -5 "$log"; bad=$((bad + 1)); ok=0; fi
+        passed=$((passed + ok)); failed=$((failed + bad))
+    done
+    echo "$arch: $(( $(date +%s) - t0 )) s (logs: $logs/$dir-*.log, $dir/meson-logs/testlog.txt)"
+done
+echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "cross: $passed passed, $failed failed"
+[ $failed -eq 0 ]

@@ -9,12 +9,22 @@ pkgs="gcc clang meson ninja-build pkg-config libpng-dev zlib1g-dev nettle-dev
   libvulkan-dev mesa-vulkan-drivers vulkan-tools glslc spirv-tools
   dpkg-dev git make nasm vlc-bin vlc-plugin-base libvlccore-dev"
 if [ -n "${WAI_EXTRA_PACKAGES:-}" ]; then pkgs="$pkgs $WAI_EXTRA_PACKAGES"; fi
+SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO=sudo
+# The cross stage (tools/cross-check.sh; WAI_SKIP_CROSS=1 skips both): cross compilers, qemu
+# user emulation, and the target's zlib/nettle/libpng from Debian's multiarch archive.
+# gcc-12-multilib, not gcc-multilib (which would remove gcc-aarch64-linux-gnu).
+if [ "${WAI_SKIP_CROSS:-0}" != 1 ]; then
+    pkgs="$pkgs gcc-aarch64-linux-gnu gcc-12-multilib qemu-user-static"
+    for a in arm64 i386; do
+        pkgs="$pkgs zlib1g-dev:$a nettle-dev:$a libpng-dev:$a"
+        dpkg --print-foreign-architectures | grep -qx "$a" || $SUDO dpkg --add-architecture "$a"
+    done
+fi
 missing=""
 for p in $pkgs; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
 done
 [ -z "$missing" ] && exit 0
-SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO=sudo
 echo "install-deps: installing$missing"
 $SUDO apt-get update -q
 DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends $missing

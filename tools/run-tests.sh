@@ -4,7 +4,8 @@
 #   2. the same unit and vector tests under ASan + UBSan (clang)
 #   3. the FFmpeg patch series and VLC: apply, build, test      (WAI_SKIP_FFMPEG=1 skips)
 #   4. libFuzzer targets for a bounded time each                  (WAI_FUZZ_SECONDS, default 30)
-#   5. planted faults: each must be caught by its test            (WAI_SKIP_PLANTED=1 skips)
+#   5. cross builds under qemu: aarch64 (NEON) and i386, bounded  (WAI_SKIP_CROSS=1 skips)
+#   6. planted faults: each must be caught by its test            (WAI_SKIP_PLANTED=1 skips)
 # Ends with the line "tests: N passed, M failed" and exits non-zero on any failure.
 set -u
 cd "$(dirname "$0")/.."
@@ -79,7 +80,10 @@ fi
 # 4. fuzzing, bounded
 run_counted "fuzz" test-logs/fuzz.log tools/fuzz.sh "${WAI_FUZZ_SECONDS:-30}"
 
-# 5. planted faults
+# 5. cross builds (tools/cross-check.sh: vectors under every kernel set, checkasm, unit tests)
+[ "${WAI_SKIP_CROSS:-0}" = 1 ] || run_counted "cross (qemu)" test-logs/cross.log tools/cross-check.sh
+
+# 6. planted faults
 [ "${WAI_SKIP_PLANTED:-0}" = 1 ] || run_counted "planted faults" test-logs/planted.log tools/planted-faults.sh
 
 [ -z "$failures" ] || echo "failing stages:$failures (logs in test-logs/)"
