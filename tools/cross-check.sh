@@ -11,9 +11,11 @@
 #   - checkasm (every set against the reference) with WAI_CROSS_ITERS iterations (default 20;
 #     the x86 stage runs 60);
 #   - the unit tests of the integer code: common rans model ops graph payload stream api, the
-#     public headers, the stream and model fuzz seeds.
+#     public headers, the stream and model fuzz seeds (i386: api only natively, see below).
 # Where the kernel runs 32-bit programs natively (here, once libc6:i386 is installed), i386
-# also decodes every vector under both sets natively (seconds).
+# also runs test_api and decodes every vector under both sets natively (seconds).
+# Wall time here (2 vCPUs shared with other jobs, load 3-6): ~6 min for both targets
+# (docs/research/cross.md).
 # Not here (x86-64 covers them, and under qemu they cost minutes): samples (the trained
 # model: ~500 s), encoder and cli-encode, cli, fuzz-corpus-decode (the vectors again),
 # vectors with automatic kernels and threads. `meson test -C build-cross-ARCH` runs those too.
