@@ -170,6 +170,57 @@ static void make_bound(Case *c, int above)
              above ? "exceeded" : "met", xb);
 }
 
+/* The VNNI path's chunk bound (x86/dsp_avx512vnni.c): int32 chunks of at most
+ * 2 * floor(floor(INT32_MAX / (max|w| * max|half|)) / 2) terms. Every input x and weight w is
+ * the same, so an interior output sums 9 * cin equal products and the bias cancels them: the
+ * result is 0, and a chunk one step too long wraps int32 and shows as a clamped extreme. */
+typedef struct ChunkCase { int32_t x; int16_t w; int cin; const char *what; } ChunkCase;
+static const ChunkCase chunk_cases[] = {
+    /* one half (|x| <= 32767), w = 2047: 2047 * 30855 * 34 <= INT32_MAX < ... * 35, so 17
+     * steps per chunk; 30856 is just above that bound (16 steps) */
+    { 30855, 2047, 8, "one half, 17 steps (bound met exactly)" },
+    { 30856, 2047, 8, "one half, 16 steps (just above)" },
+    { -30855, 2047, 8, "one half, negative, 17 steps" },
+    { 30855, -2048, 8, "one half, w -2048" },
+    { 32767, -2048, 8, "one half, |x| 32767" },
+    /* two halves, S = 12 (|x| up to 2^23). x = -2047 * 4096 - 2048 has lo = -2048 and
+     * hi = -2047; with w = -2048 every lo product is 2^22: 255 steps (510 terms) fit */
+    { -2047 * 4096 - 2048, -2048, 64, "two halves, lo 255 steps of 2^22 (met exactly)" },
+    /* w = 2047: hi bounded by 2049 gives 256 steps (512 * 2047 * 2049 <= INT32_MAX), by 2050
+     * 255 steps. x = 2048 * 4096 + 2048 has hi = 2049 = its bound (x >> 12) + 1 and lo = -2048:
+     * the bound met exactly; x = 2049 * 4096 (beyond the activation range, which the kernels
+     * define too) is just above it */
+    { 2048 * 4096 + 2048, 2047, 64, "two halves, hi 2049, 256 steps (met exactly)" },
+    { 2049 * 4096, 2047, 64, "two halves, hi bound 2050, 255 steps (just above)" },
+    { WAI_ACT_MAX, 2047, 64, "two halves, x = ACT_MAX" },
+    { WAI_ACT_MIN, -2048, 64, "two halves, x = ACT_MIN, w = -2048" },
+    { 32768, 2047, 16, "two halves, |x| 32768" },
+};
+#define N_CHUNK_CASES ((int)(sizeof(chunk_cases) / sizeof(chunk_cases[0])))
+
+static void make_chunk(Case *c, const ChunkCase *cc)
+{
+    WaiLayer *l = &c->l;
+    memset(c, 0, sizeof(*c));
+    l->type = WAI_LAYER_CONV;
+    l->cin = cc->cin;
+    l->cout = 4;
+    l->kh = l->kw = 3;
+    l->stride = 1;
+    l->pad = 1;
+    c->ih = c->iw = c->oh = c->ow = 5;
+    const size_t nw = (size_t)l->cout * l->cin * 9, nin = (size_t)l->cin * 25;
+    l->weight = malloc(nw * sizeof(*l->weight));
+    l->shift = calloc((size_t)l->cout, 1);
+    l->bias = malloc((size_t)l->cout * sizeof(*l->bias));
+    c->in = malloc(nin * sizeof(*c->in));
+    for (size_t e = 0; e < nw; e++) l->weight[e] = cc->w;
+    for (int o = 0; o < l->cout; o++) l->bias[o] = -(int64_t)9 * l->cin * cc->x * cc->w + o;
+    for (size_t e = 0; e < nin; e++) c->in[e] = cc->x;
+    snprintf(c->desc, sizeof(c->desc), "chunk %s: conv %d->4 k3, x %" PRId32 ", w %d", cc->what,
+             l->cin, cc->x, cc->w);
+}
+
 static void make_igdn(Case *c, int xmode)
 {
     WaiLayer *l = &c->l;
@@ -414,11 +465,19 @@ static void run_checks(int iters)
             check_case(s, &c, &sb);
             case_free(&c);
         }
+        Stat sch = { 0, 0 };
+        for (int k = 0; k < N_CHUNK_CASES; k++) {
+            Case c;
+            make_chunk(&c, &chunk_cases[k]);
+            check_case(s, &c, &sch);
+            case_free(&c);
+        }
         for (int it = 0; it < 3; it++) check_graph(s, &sgr);
         report(s->name, "conv", &sc);
         report(s->name, "convt", &st);
         report(s->name, "igdn", &sg);
         report(s->name, "bound", &sb);
+        report(s->name, "chunk", &sch);
         report(s->name, "graph", &sgr);
     }
 }
@@ -545,7 +604,7 @@ int main(int argc, char **argv)
 
     wai_dsp_init_ref(&ref);
     static const WaiKernels ks[] = { WAI_KERNELS_C, WAI_KERNELS_AVX2, WAI_KERNELS_AVX512,
-                                     WAI_KERNELS_NEON };
+                                     WAI_KERNELS_AVX512VNNI, WAI_KERNELS_NEON };
     for (size_t k = 0; k < sizeof(ks) / sizeof(ks[0]); k++) {
         Set *s = &sets[n_sets];
         s->k = ks[k];

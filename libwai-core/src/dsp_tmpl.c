@@ -470,4 +470,7 @@ void INIT_FN(WaiDsp *dsp)
     dsp->conv = conv_k;
     dsp->convt = convt_k;
     dsp->igdn = igdn_k;
+    /* conv / convT are replaced: a preparation hook of a set below no longer applies */
+    dsp->prep_layer = NULL;
+    dsp->prep_free = NULL;
 }

@@ -224,12 +224,22 @@ static void run_layer(const WaiDsp *dsp, WaiPool **pool, const WaiLayer *l, cons
                       WaiShape s, int32_t *out, WaiShape os, size_t n_out)
 {
     LayerWork w = { dsp, l, in, s, os, out, n_out, 1 };
+    /* the kernel set's per-layer preparation, shared by the bands (in a copy of the layer) */
+    WaiLayer lc;
+    void *prep = NULL;
+    if (dsp->prep_layer && dsp->prep_free &&
+        (l->type == WAI_LAYER_CONV || l->type == WAI_LAYER_CONVT) && (prep = dsp->prep_layer(l))) {
+        lc = *l;
+        lc.prep = prep;
+        w.l = &lc;
+    }
     if (dsp->threads > 1 && layer_work(l, os, n_out) >= MIN_PARALLEL_WORK) {
         if (!*pool && wai_pool_create(pool, dsp->threads) < 0) *pool = NULL;
         const int bands = wai_pool_threads(*pool) * BANDS_PER_THREAD;
         w.n_jobs = l->type == WAI_LAYER_LRELU ? bands : (os.h < bands ? os.h : bands);
     }
     wai_pool_run(*pool, layer_band, &w, w.n_jobs);
+    if (prep) dsp->prep_free(prep);
 }
 
 int wai_run_layers(const WaiDsp *dsp, const WaiLayer *layers, uint32_t n, const int32_t *in,
