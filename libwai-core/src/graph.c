@@ -171,7 +171,7 @@ typedef struct LayerWork {
 } LayerWork;
 
 /* Bands per thread: more than one evens out threads slowed by other load on the machine. */
-#define BANDS_PER_THREAD 2
+#define BANDS_PER_THREAD 4
 /* Below this many multiply-adds (or elements) a layer runs on the calling thread alone. */
 #define MIN_PARALLEL_WORK (1 << 18)
 

@@ -45,13 +45,13 @@ static void vnni_double_init(WaiDsp *dsp);
 #define VN_MB_SMALL 8
 #define VN_COLS 128 /* positions per packed column chunk (a multiple of both tile widths) */
 #define VN_ROWS 8   /* output rows per packed row chunk */
-#define VN_MAGIC 0x564e4e49u /* "VNNI" */
 /* Relative cost of widening one accumulator to int64 against one vpdpwssd step (for the
  * choice between one and two halves; it changes speed only, never a result). */
 #define VN_WIDEN_COST 6
 
+static const char vnni_owner; /* tags this set's preparations */
 typedef struct VnniPrep {
-    uint32_t magic;
+    const void *owner;       /* first, as in every preparation (dsp_tmpl.c) */
     /* the layer this was made from (a stale or foreign preparation is ignored) */
     const int16_t *weight;
     int cin, cout, kh, kw, stride, pad, transposed;
@@ -82,7 +82,7 @@ static VnniPrep *vnni_prep_make(const WaiLayer *l, int transposed)
         return NULL;
     VnniPrep *v = calloc(1, sizeof(*v));
     if (!v) return NULL;
-    v->magic = VN_MAGIC;
+    v->owner = &vnni_owner;
     v->weight = l->weight;
     v->cin = l->cin; v->cout = l->cout; v->kh = l->kh; v->kw = l->kw;
     v->stride = l->stride; v->pad = l->pad; v->transposed = transposed;
@@ -135,7 +135,9 @@ static VnniPrep *vnni_prep_make(const WaiLayer *l, int transposed)
 
 static int vnni_prep_matches(const VnniPrep *v, const WaiLayer *l, int transposed)
 {
-    return v && v->magic == VN_MAGIC && v->weight == l->weight && v->cin == l->cin &&
+    const void *tag = NULL;
+    if (v) memcpy(&tag, v, sizeof(tag)); /* another set's preparation may be here */
+    return v && tag == &vnni_owner && v->weight == l->weight && v->cin == l->cin &&
            v->cout == l->cout && v->kh == l->kh && v->kw == l->kw && v->stride == l->stride &&
            v->pad == l->pad && v->transposed == transposed;
 }
