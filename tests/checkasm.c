@@ -221,6 +221,40 @@ static void make_chunk(Case *c, const ChunkCase *cc)
              l->cin, cc->x, cc->w);
 }
 
+/* The same bound for IGDN on the VNNI path: gamma x x2 with every gamma G and every x the same,
+ * so each output sums C equal products; x = 11585 gives x2 = (x^2 + 2^11) >> 12 = 32767, the
+ * largest one-half value. G = 2047: 16 steps (32 terms) per chunk fit, 17 would not;
+ * G = 32767: 1 step. A chunk one step too long wraps and changes isqrt's argument. */
+typedef struct IgdnChunk { int32_t x; int32_t g; int C; const char *what; } IgdnChunk;
+static const IgdnChunk igdn_chunks[] = {
+    { 11585, 2047, 40, "one half, 16 steps (met exactly)" },
+    { 11585, 32767, 8, "one half, 1 step (met exactly)" },
+    { 11586, 2047, 40, "x2 32768: two halves" },
+    { -11585, 32767, 9, "one half, negative x, odd C" },
+    { 1 << 17, 32767, 40, "two halves, x2 2^22" },
+};
+#define N_IGDN_CHUNKS ((int)(sizeof(igdn_chunks) / sizeof(igdn_chunks[0])))
+
+static void make_igdn_chunk(Case *c, const IgdnChunk *ic)
+{
+    WaiLayer *l = &c->l;
+    memset(c, 0, sizeof(*c));
+    l->type = WAI_LAYER_IGDN;
+    l->cin = l->cout = ic->C;
+    l->gamma_shift = 16;
+    c->oh = c->ih = 2;
+    c->ow = c->iw = 3;
+    const int C = ic->C;
+    l->beta = malloc((size_t)C * sizeof(*l->beta));
+    l->gamma = malloc((size_t)C * C * sizeof(*l->gamma));
+    c->in = malloc((size_t)C * 6 * sizeof(*c->in));
+    for (int i = 0; i < C; i++) l->beta[i] = (int64_t)1 << 20;
+    for (int e = 0; e < C * C; e++) l->gamma[e] = ic->g;
+    for (int e = 0; e < C * 6; e++) c->in[e] = ic->x;
+    snprintf(c->desc, sizeof(c->desc), "igdn chunk %s: C%d, x %" PRId32 ", gamma %" PRId32,
+             ic->what, C, ic->x, ic->g);
+}
+
 static void make_igdn(Case *c, int xmode)
 {
     WaiLayer *l = &c->l;
@@ -469,6 +503,12 @@ static void run_checks(int iters)
         for (int k = 0; k < N_CHUNK_CASES; k++) {
             Case c;
             make_chunk(&c, &chunk_cases[k]);
+            check_case(s, &c, &sch);
+            case_free(&c);
+        }
+        for (int k = 0; k < N_IGDN_CHUNKS; k++) {
+            Case c;
+            make_igdn_chunk(&c, &igdn_chunks[k]);
             check_case(s, &c, &sch);
             case_free(&c);
         }

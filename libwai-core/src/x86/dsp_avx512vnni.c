@@ -1,6 +1,7 @@
-/* AVX-512 VNNI set: conv (stride 1) and convT with vpdpwssd (16-bit x 16-bit products summed
- * in pairs into 32-bit lanes); IGDN and every call this path declines use the AVX-512 double
- * path of dsp_tmpl.c (included below), which in turn declines to the reference.
+/* AVX-512 VNNI set: conv (stride 1), convT and IGDN's gamma x x2 product with vpdpwssd
+ * (16-bit x 16-bit products summed in pairs into 32-bit lanes); every call this path declines
+ * uses the AVX-512 double path of dsp_tmpl.c (included below), which in turn declines to the
+ * reference.
  * Built with -mavx512f -mavx512dq -mavx512bw -mavx512vl -mavx512vnni.
  *
  * Why the integers are the reference's (spec 5.1). The polyphase form, the packing and the
@@ -438,11 +439,157 @@ static void vnni_convt_k(const WaiLayer *l, const int32_t *in, int ih, int iw, i
         convt_k(l, in, ih, iw, out, oh, ow, oy0, oy1);
 }
 
+/* IGDN (spec 5.5): sum_j gamma[i][j] * x2[j] is a 1x1 convolution of x2 with weights gamma,
+ * done as above: gamma must fit int16 (max gamma <= 32767, checked on the layer) and x2 is
+ * one half (max x2 <= 32767) or two (hi bound <= 32767), max x2 from the call's max |x|;
+ * chunks bounded by max gamma * max |half|. The rest (beta, isqrt, rshr, clamp) as in the
+ * double path, on the exact int64 sum. */
+#define VN_IGDN_CHUNK 256 /* positions per chunk (a multiple of both tile widths) */
+
+static int vnni_igdn(const WaiLayer *l, int32_t *x, int h, int w, int y0, int y1)
+{
+    if (y0 >= y1) return 0;
+    const int C = l->cin;
+    if (C < 1 || C > 512 || l->gamma_shift < 0 || l->gamma_shift > 48) return -1;
+    int64_t gmax = 0;
+    for (size_t e = 0; e < (size_t)C * C; e++) {
+        if (l->gamma[e] < 0) return -1;
+        gmax = gmax > l->gamma[e] ? gmax : l->gamma[e];
+    }
+    if (gmax > 32767) return -1;
+    for (int i = 0; i < C; i++)
+        if (l->beta[i] < 0 || l->beta[i] > BIAS_MAX) return -1;
+    const size_t plane = (size_t)h * w;
+    const int64_t amax = max_abs_rows(x, C, h, w, y0, y1);
+    const int64_t x2max = (amax * amax + (1 << 11)) >> 12; /* amax <= 2^31 */
+    int bits = 0;
+    while (bits < 62 && ((int64_t)1 << bits) <= x2max) bits++;
+    const int S = imax(1, imin(15, (bits + 1) / 2));
+    const int64_t hi_max = (x2max >> S) + 1, lo_max = (int64_t)1 << (S - 1);
+    const int one_ok = x2max <= 32767, two_ok = hi_max <= 32767;
+    if (!one_ok && !two_ok) return -1;
+    int halves, P[2] = { 0, 0 };
+    const int P1 = chunk_steps(gmax, x2max), Phi = chunk_steps(gmax, hi_max),
+              Plo = chunk_steps(gmax, lo_max);
+    if (one_ok && (!two_ok || 1.0 + (double)VN_WIDEN_COST / P1 <=
+                                  2.0 + (double)VN_WIDEN_COST / Phi + (double)VN_WIDEN_COST / Plo)) {
+        halves = 1;
+        P[0] = P1;
+    } else {
+        halves = 2;
+        P[0] = Phi;
+        P[1] = Plo;
+    }
+    if (P[0] < 1 || (halves > 1 && P[1] < 1)) return -1;
+
+    const int small = C <= VN_NB_SMALL;
+    const int nb = small ? VN_NB_SMALL : VN_NB, tw = (small ? VN_MB_SMALL : VN_MB) * 16;
+    const VTileFn tile = small ? vtile_small : vtile_main;
+    const int nob = (C + nb - 1) / nb, cp = (C + 1) / 2, TP = VN_IGDN_CHUNK;
+    const unsigned shift = 6 + (unsigned)l->gamma_shift / 2;
+    const int64_t scale = halves > 1 ? (int64_t)1 << S : 1;
+    int32_t *gp = malloc((size_t)nob * cp * nb * sizeof(int32_t));
+    int32_t *xp0 = malloc((size_t)cp * TP * sizeof(int32_t));
+    int32_t *xp1 = halves > 1 ? malloc((size_t)cp * TP * sizeof(int32_t)) : NULL;
+    int32_t *xc = malloc((size_t)C * TP * sizeof(int32_t));
+    int64_t *res0 = malloc((size_t)nb * tw * sizeof(int64_t));
+    int64_t *res1 = halves > 1 ? malloc((size_t)nb * tw * sizeof(int64_t)) : NULL;
+    ptrdiff_t *off = malloc((size_t)cp * sizeof(ptrdiff_t));
+    int r = -1;
+    if (!gp || !xp0 || !xc || !res0 || !off || (halves > 1 && (!xp1 || !res1))) goto end;
+    for (int ob = 0; ob < nob; ob++)
+        for (int j = 0; j < cp; j++)
+            for (int n = 0; n < nb; n++) {
+                const int i = ob * nb + n;
+                int g0 = 0, g1 = 0;
+                if (i < C) {
+                    g0 = l->gamma[(size_t)i * C + 2 * j];
+                    if (2 * j + 1 < C) g1 = l->gamma[(size_t)i * C + 2 * j + 1];
+                }
+                gp[((size_t)ob * cp + j) * nb + n] = (int32_t)pair16(g0, g1);
+            }
+    for (int j = 0; j < cp; j++) off[j] = (ptrdiff_t)j * TP;
+
+    const size_t p0 = (size_t)y0 * w, p1 = (size_t)y1 * w;
+    for (size_t pa = p0; pa < p1; pa += TP) {
+        const int np = (int)(p1 - pa < (size_t)TP ? p1 - pa : (size_t)TP);
+        for (int j = 0; j < C; j++) {
+            const int32_t *src = x + j * plane + pa;
+            int32_t *cpy = xc + (size_t)j * TP;
+            for (int t = 0; t < np; t++) cpy[t] = src[t];
+        }
+        for (int j = 0; j < cp; j++) {
+            const int32_t *a = xc + (size_t)(2 * j) * TP;
+            const int32_t *b = 2 * j + 1 < C ? xc + (size_t)(2 * j + 1) * TP : NULL;
+            int32_t *d0 = xp0 + (size_t)j * TP, *d1 = halves > 1 ? xp1 + (size_t)j * TP : NULL;
+            int t = 0;
+            for (; t < np; t++) {
+                /* x2 <= x2max: fits int32 (one half: <= 32767; two: < 2^30) */
+                const int32_t qa = (int32_t)(((int64_t)a[t] * a[t] + (1 << 11)) >> 12);
+                const int32_t qb = b ? (int32_t)(((int64_t)b[t] * b[t] + (1 << 11)) >> 12) : 0;
+                int a0, a1, b0, b1;
+                split_x(qa, halves, S, &a0, &a1);
+                split_x(qb, halves, S, &b0, &b1);
+                d0[t] = (int32_t)pair16(a0, b0);
+                if (d1) d1[t] = (int32_t)pair16(a1, b1);
+            }
+            for (; t < TP; t++) {
+                d0[t] = 0;
+                if (d1) d1[t] = 0;
+            }
+        }
+        for (int ob = 0; ob < nob; ob++) {
+            const int nn = imin(nb, C - ob * nb);
+            const int32_t *wp = gp + (size_t)ob * cp * nb;
+            for (int t0 = 0; t0 < np; t0 += tw) {
+                tile(wp, off, cp, P[0], xp0 + t0, res0);
+                if (halves > 1) tile(wp, off, cp, P[1], xp1 + t0, res1);
+                const int nt = imin(tw, np - t0);
+                for (int n = 0; n < nn; n++) {
+                    const int i = ob * nb + n;
+                    int32_t *xi = x + i * plane + pa + t0;
+                    const int32_t *ci = xc + (size_t)i * TP + t0; /* the same values as xi */
+                    const int64_t *r0 = res0 + (size_t)n * tw;
+                    const int64_t beta = l->beta[i];
+                    if (halves > 1) {
+                        const int64_t *r1 = res1 + (size_t)n * tw;
+                        for (int t = 0; t < nt; t++) {
+                            const int64_t rt = isqrt_small(r0[t] * scale + r1[t] + beta);
+                            xi[t] = wai_clamp_act(wai_rshr(ci[t] * rt, shift));
+                        }
+                    } else {
+                        for (int t = 0; t < nt; t++) {
+                            const int64_t rt = isqrt_small(r0[t] + beta);
+                            xi[t] = wai_clamp_act(wai_rshr(ci[t] * rt, shift));
+                        }
+                    }
+                }
+            }
+        }
+    }
+    r = 0;
+end:
+    free(gp);
+    free(xp0);
+    free(xp1);
+    free(xc);
+    free(res0);
+    free(res1);
+    free(off);
+    return r;
+}
+
+static void vnni_igdn_k(const WaiLayer *l, int32_t *x, int h, int w, int y0, int y1)
+{
+    if (vnni_igdn(l, x, h, w, y0, y1) < 0) igdn_k(l, x, h, w, y0, y1);
+}
+
 void wai_dsp_init_avx512vnni(WaiDsp *dsp)
 {
-    vnni_double_init(dsp); /* IGDN and the fallbacks: the AVX-512 double path */
+    vnni_double_init(dsp); /* the fallbacks: the AVX-512 double path */
     dsp->conv = vnni_conv_k;
     dsp->convt = vnni_convt_k;
+    dsp->igdn = vnni_igdn_k;
     dsp->prep_layer = vnni_prep_layer;
     dsp->prep_free = vnni_prep_free;
 }
