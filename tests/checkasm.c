@@ -223,14 +223,15 @@ static void make_chunk(Case *c, const ChunkCase *cc)
 
 /* The same bound for IGDN on the VNNI path: gamma x x2 with every gamma G and every x the same,
  * so each output sums C equal products; x = 11585 gives x2 = (x^2 + 2^11) >> 12 = 32767, the
- * largest one-half value. G = 2047: 16 steps (32 terms) per chunk fit, 17 would not;
- * G = 32767: 1 step. A chunk one step too long wraps and changes isqrt's argument. */
+ * largest one-half value. G = 2047: 16 steps (32 terms) per chunk fit, 17 would not, and a
+ * chunk one step too long wraps and changes isqrt's argument. With G = 32767 one half would
+ * allow 1 step per chunk: the path takes two halves instead (either gives the same integers). */
 typedef struct IgdnChunk { int32_t x; int32_t g; int C; const char *what; } IgdnChunk;
 static const IgdnChunk igdn_chunks[] = {
     { 11585, 2047, 40, "one half, 16 steps (met exactly)" },
-    { 11585, 32767, 8, "one half, 1 step (met exactly)" },
+    { 11585, 32767, 8, "gamma 32767, x2 32767" },
     { 11586, 2047, 40, "x2 32768: two halves" },
-    { -11585, 32767, 9, "one half, negative x, odd C" },
+    { -11585, 32767, 9, "gamma 32767, negative x, odd C" },
     { 1 << 17, 32767, 40, "two halves, x2 2^22" },
 };
 #define N_IGDN_CHUNKS ((int)(sizeof(igdn_chunks) / sizeof(igdn_chunks[0])))
