@@ -30,7 +30,7 @@ if [ $SHORT = 1 ]; then
     echo "git: $(git -C "$SRC" rev-parse --short HEAD 2>/dev/null || echo unknown) (working tree may differ)"
     echo "load before: $(cat /proc/loadavg 2>/dev/null || uptime)"
     "$B/tools/wai-mkmodel" --topology q6 -o "$MODEL" > /dev/null
-    # one process: the kernel case first, then g_s (wai-bench prints the load after each case)
+    # one process: g_s first, then the kernel case (wai-bench prints the load after each case)
     timeout 240 "$B/tools/wai-bench" --model "$MODEL" --reps "$REPS" --cases convt,gs \
         --policies c/1,avx2/1,avx512/1,avx512vnni/1 \
         --gs-policies auto/1,auto/0,avx512/1,avx512/2
