@@ -338,6 +338,43 @@ static void check_case(const Set *s, const Case *c, Stat *st)
     ok &= compare(s->name, "one call", c, want, got, C);
     ok &= !memcmp(in_copy, c->in, nin * sizeof(*in_copy));
 
+    /* with the set's per-layer preparation (as graph.c hands it to the bands); then with a
+     * stale one (made from a layer with other weights) and with each other set's, which the
+     * kernels must ignore */
+    if (!inplace && s->dsp.prep_layer && s->dsp.prep_free) {
+        Case cp = *c;
+        void *prep = s->dsp.prep_layer(l);
+        cp.l.prep = prep;
+        for (size_t e = 0; e < n; e++) got[e] = SENTINEL;
+        run_kernel(&s->dsp, &cp, got, 0, c->oh);
+        ok &= compare(s->name, "prepared", c, want, got, C);
+        if (prep) s->dsp.prep_free(prep);
+
+        const size_t nw = (size_t)l->cout * l->cin * l->kh * l->kw;
+        WaiLayer other = *l;
+        int16_t *w2 = malloc(nw * sizeof(*w2));
+        for (size_t e = 0; e < nw; e++) w2[e] = (int16_t)(l->weight[e] == 0 ? 1 : -l->weight[e] / 2);
+        other.weight = w2;
+        prep = s->dsp.prep_layer(&other);
+        cp.l.prep = prep;
+        for (size_t e = 0; e < n; e++) got[e] = SENTINEL;
+        run_kernel(&s->dsp, &cp, got, 0, c->oh);
+        ok &= compare(s->name, "stale preparation", c, want, got, C);
+        if (prep) s->dsp.prep_free(prep);
+        free(w2);
+
+        for (int k = 0; k < n_sets; k++) {
+            const WaiDsp *od = &sets[k].dsp;
+            if (&sets[k] == s || !od->prep_layer || !od->prep_free) continue;
+            prep = od->prep_layer(l);
+            cp.l.prep = prep;
+            for (size_t e = 0; e < n; e++) got[e] = SENTINEL;
+            run_kernel(&s->dsp, &cp, got, 0, c->oh);
+            ok &= compare(s->name, "another set's preparation", c, want, got, C);
+            if (prep) od->prep_free(prep);
+        }
+    }
+
     /* random bands, in random order; before each band, rows after it must be untouched */
     for (size_t e = 0; e < n; e++) got[e] = inplace ? c->in[e] : SENTINEL;
     int cuts[6], nc = 0;

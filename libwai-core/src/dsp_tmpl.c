@@ -368,7 +368,11 @@ static int conv_fast(const WaiLayer *l, const int32_t *in, int ih, int iw, int32
     const ConvPrep *pp = l->prep;
     const void *tag = NULL;
     if (pp) memcpy(&tag, pp, sizeof(tag));
+#ifdef WAI_PLANTED_FAULT_FAST_PREP_STALE
+    if (pp && (tag != &prep_owner || pp->cin != l->cin || /* planted: weights not compared */
+#else
     if (pp && (tag != &prep_owner || pp->weight != l->weight || pp->cin != l->cin ||
+#endif
                pp->cout != l->cout || pp->kh != l->kh || pp->kw != l->kw ||
                pp->stride != l->stride || pp->pad != l->pad || pp->transposed != transposed))
         pp = NULL;

@@ -140,7 +140,11 @@ static int vnni_prep_matches(const VnniPrep *v, const WaiLayer *l, int transpose
 {
     const void *tag = NULL;
     if (v) memcpy(&tag, v, sizeof(tag)); /* another set's preparation may be here */
+#ifdef WAI_PLANTED_FAULT_FAST_PREP_STALE
+    return v && tag == &vnni_owner && v->cin == l->cin && /* planted: weights not compared */
+#else
     return v && tag == &vnni_owner && v->weight == l->weight && v->cin == l->cin &&
+#endif
            v->cout == l->cout && v->kh == l->kh && v->kw == l->kw && v->stride == l->stride &&
            v->pad == l->pad && v->transposed == transposed;
 }
