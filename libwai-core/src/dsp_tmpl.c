@@ -18,7 +18,11 @@
  * Transposed conv runs in polyphase form: output rows oy = s*qy + py and columns
  * ox = s*m + px of one phase (py, px) take the taps ky = py + pad (mod s), kx likewise, from
  * input row qy + (py + pad - ky)/s and column m + (px + pad - kx)/s: a stride-1 conv over
- * contiguous input columns. Conv with stride 1 is the single phase with offsets k - pad. */
+ * contiguous input columns. Conv with stride 1 is the single phase with offsets k - pad.
+ *
+ * The packed weights (and max |w|) depend only on the layer: WaiDsp.prep_layer makes them once
+ * per layer run for all of graph.c's row bands (conv_prep_layer); a call without a matching
+ * preparation (another layer's, another set's, or none) packs them itself. */
 #include <math.h>
 #include <stdlib.h>
 
