@@ -39,9 +39,10 @@
 static void vnni_double_init(WaiDsp *dsp);
 #include "dsp_tmpl.c"
 
-/* Register tiles: NB output channels x MB vectors of 16 positions. 12 accumulators: in a
- * stand-alone loop of this tile on the development machine, 6x2 and 3x4 ran about 1.7x and
- * 1.5x faster than 24-accumulator tiles (6x4, 3x8), whose widening steps spill registers. */
+/* Register tiles: NB output channels x MB vectors of 16 positions, 12 accumulators. In a
+ * stand-alone loop of the tile on the development machine, 6x2 and 3x4 ran markedly faster
+ * than 24-accumulator tiles (6x4, 3x8; register pressure, presumably); the shapes change
+ * speed only. */
 #define VN_NB 6
 #define VN_MB 2
 #define VN_NB_SMALL 3
