@@ -93,6 +93,7 @@ gst_wai_dec_kernels_get_type (void)
     {WAI_KERNELS_AVX2, "x86 AVX2", "avx2"},
     {WAI_KERNELS_AVX512, "x86 AVX-512", "avx512"},
     {WAI_KERNELS_NEON, "Arm NEON", "neon"},
+    {WAI_KERNELS_AVX512VNNI, "x86 AVX-512 with VNNI", "avx512vnni"},
     {0, NULL, NULL},
   };
 

@@ -67,7 +67,7 @@ static void hex32(const uint8_t sha[32], char out[65])
 /* ---- options shared by decode, info and verify ---- */
 
 static const char common_help[] =
-    "  --kernels NAME      auto, reference, c, avx2, avx512 or neon (default auto)\n"
+    "  --kernels NAME      auto, reference, c, avx2, avx512, avx512vnni or neon (default auto)\n"
     "  --threads N         worker threads, 0 = automatic (default)\n"
     "  --model-path DIRS   ':'-separated model directories, searched first\n"
     "  --max-memory BYTES  memory budget (suffixes k, M, G: powers of 1024; default 4G)\n"
@@ -118,7 +118,7 @@ static int common_option(int argc, char **argv, int *i, WaiSettings *s)
     uint64_t u;
     if ((v = opt_value(argc, argv, i, "--kernels", &missing))) {
         if (wai_kernels_from_name(v, &s->kernels) < 0) {
-            errmsg(NULL, "unknown kernel set '%s' (auto, reference, c, avx2, avx512, neon)", v);
+            errmsg(NULL, "unknown kernel set '%s' (auto, reference, c, avx2, avx512, avx512vnni, neon)", v);
             return -1;
         }
         return 1;
