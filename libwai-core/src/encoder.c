@@ -5,6 +5,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 
 #include "wai/encoder.h"
 
@@ -45,11 +46,11 @@ struct WaiEncoder {
     uint32_t n_frames, width, height;
     int streamed;         /* a unit went out through wai_encode_picture_unit() */
     size_t last_z, last_y;
-    char msg[320];
+    char msg[512];
 };
 
 /* the message of the last failed wai_encoder_open() of this thread */
-static _Thread_local char open_msg[320];
+static _Thread_local char open_msg[512];
 
 static int fail(WaiEncoder *e, int err, const char *what)
 {
@@ -268,6 +269,56 @@ static int run_f(const AnaLayer *l, uint32_t n, FT *t)
     return 0;
 }
 
+/* ---- model search (the order is documented in wai/encoder.h) ---- */
+
+static int is_regular_file(const char *path)
+{
+    struct stat st;
+    return !stat(path, &st) && S_ISREG(st.st_mode);
+}
+
+/* 1 if <dir>/wai-q<q>.whm and .ana are both regular files (paths in whm, ana), else 0. */
+static int pair_in_dir(const char *dir, size_t dlen, int q, char whm[4096], char ana[4096])
+{
+    if (!dlen || dlen > 4000) return 0;
+    snprintf(whm, 4096, "%.*s/wai-q%d.whm", (int)dlen, dir, q);
+    snprintf(ana, 4096, "%.*s/wai-q%d.ana", (int)dlen, dir, q);
+    return is_regular_file(whm) && is_regular_file(ana);
+}
+
+/* The first directory of the search path with the pair of quality q: 1 (paths set) or 0. */
+static int find_pair(const char *model_dir, int q, char whm[4096], char ana[4096])
+{
+    const char *lists[2] = { model_dir, NULL };
+    if (!model_dir) {
+        lists[0] = getenv("WAI_MODEL_PATH");
+        lists[1] = WAI_MODEL_DIR;
+    }
+    for (int i = 0; i < 2; i++) {
+        const char *list = lists[i];
+        while (list && *list) {
+            const char *end = strchr(list, ':');
+            size_t len = end ? (size_t)(end - list) : strlen(list);
+            if (pair_in_dir(list, len, q, whm, ana)) return 1;
+            list = end ? end + 1 : NULL;
+        }
+    }
+    return 0;
+}
+
+int wai_encoder_available_qualities(const char *model_dir, int *list, int max)
+{
+    if (max < 0 || (max > 0 && !list)) return WAI_ERR_INVALID_ARG;
+    char whm[4096], ana[4096];
+    int n = 0;
+    for (int q = 1; q <= WAI_ENCODER_MAX_QUALITY; q++) {
+        if (!find_pair(model_dir, q, whm, ana)) continue;
+        if (n < max) list[n] = q;
+        n++;
+    }
+    return n;
+}
+
 /* ---- open / close ---- */
 
 int wai_encoder_open(WaiEncoder **out, const WaiEncoderSettings *s)
@@ -275,7 +326,7 @@ int wai_encoder_open(WaiEncoder **out, const WaiEncoderSettings *s)
     if (!out) return WAI_ERR_INVALID_ARG;
     *out = NULL;
     if (!s || ((!s->model_file) != (!s->analysis_file)) ||
-        (!s->model_file && (s->quality < 1 || s->quality > 8)) || !s->fps_num || !s->fps_den ||
+        (!s->model_file && (s->quality < 1 || s->quality > WAI_ENCODER_MAX_QUALITY)) || !s->fps_num || !s->fps_den ||
         s->threads < 0)
         return WAI_ERR_INVALID_ARG;
     WaiEncoder *e = calloc(1, sizeof(*e));
@@ -283,19 +334,29 @@ int wai_encoder_open(WaiEncoder **out, const WaiEncoderSettings *s)
     e->s = *s;
     e->s.model_dir = e->s.model_file = e->s.analysis_file = NULL;  /* not kept */
     wai_buf_init(&e->frames);
+    int ret_nf = 0;
     char whm_path[4096], ana_path[4096];
     if (s->model_file) {
         snprintf(whm_path, sizeof(whm_path), "%s", s->model_file);
         snprintf(ana_path, sizeof(ana_path), "%s", s->analysis_file);
-    } else {
-        const char *dir = s->model_dir ? s->model_dir : WAI_MODEL_DIR;
-        snprintf(whm_path, sizeof(whm_path), "%s/wai-q%d.whm", dir, s->quality);
-        snprintf(ana_path, sizeof(ana_path), "%s/wai-q%d.ana", dir, s->quality);
+    } else if (!find_pair(s->model_dir, s->quality, whm_path, ana_path)) {
+        const char *env = getenv("WAI_MODEL_PATH");
+        if (s->model_dir)
+            snprintf(e->msg, sizeof(e->msg), "no model pair wai-q%d.whm + wai-q%d.ana in %.300s",
+                     s->quality, s->quality, s->model_dir);
+        else
+            snprintf(e->msg, sizeof(e->msg),
+                     "no model pair wai-q%d.whm + wai-q%d.ana in $WAI_MODEL_PATH (%.200s) or "
+                     "%.200s", s->quality, s->quality, env && *env ? env : "unset",
+                     WAI_MODEL_DIR);
+        ret_nf = WAI_ERR_MODEL_NOT_FOUND;
     }
     uint8_t *buf = NULL;
     size_t size = 0;
     char detail[256] = "";
-    int ret = wai_read_file(whm_path, MODEL_MAX_BYTES, &buf, &size);
+    int ret = ret_nf;
+    if (ret < 0) goto err;
+    ret = wai_read_file(whm_path, MODEL_MAX_BYTES, &buf, &size);
     if (ret < 0) {
         snprintf(e->msg, sizeof(e->msg), "cannot read %.280s", whm_path);
         goto err;
