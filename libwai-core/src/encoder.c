@@ -278,7 +278,11 @@ static int conv_f(const AnaLayer *l, const FT *x, FT *y)
                     for (int ox = 0; ox < y->w; ox++) {
                         if (ox == LO) ox = HI + 1;
                         if (ox >= y->w) break;
+#ifdef WAI_PLANTED_FAULT_ENC_CONV_EDGE
+                        for (int kx = 0; kx < k - 1; kx++)   /* planted: the last tap is lost */
+#else
                         for (int kx = 0; kx < k; kx++)
+#endif
                             if (ox >= lo[kx] && ox <= hi[kx])
                                 orow[ox] += w[ky * k + kx] * src[kx][ox + mm[kx]];
                     }
@@ -364,7 +368,11 @@ static int pair_in_dir(const char *dir, size_t dlen, int q, char whm[4096], char
     if (!dlen || dlen > 4000) return 0;
     snprintf(whm, 4096, "%.*s/wai-q%d.whm", (int)dlen, dir, q);
     snprintf(ana, 4096, "%.*s/wai-q%d.ana", (int)dlen, dir, q);
+#ifdef WAI_PLANTED_FAULT_ENC_PAIR_WHM_ONLY
+    return is_regular_file(whm);   /* planted: the .ana is not required */
+#else
     return is_regular_file(whm) && is_regular_file(ana);
+#endif
 }
 
 /* The first directory of the search path with the pair of quality q: 1 (paths set) or 0. */
