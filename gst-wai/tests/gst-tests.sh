@@ -309,6 +309,8 @@ mode_encode() {
     rc=$?
     if crashed "$rc" || [ "$rc" -eq 0 ]; then fail "quality=8: status $rc"; else
         grep -q 'wai-q8' "$tmp/log" || fail "quality=8: message lacks wai-q8"
+        grep -q 'qualities with a model pair there: 1, 3, 5, 7' "$tmp/log" ||
+            { cat "$tmp/log" >&2; fail "quality=8: message does not list the qualities"; }
         ok
     fi
 }
