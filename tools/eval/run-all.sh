@@ -49,8 +49,8 @@ deb() { dpkg-query -W -f='${Version}' "$1" 2>/dev/null || echo unknown; }
     printf 'webp\t%s\n' "$(deb webp)"
     printf 'libavif-bin\t%s\n' "$(deb libavif-bin)"
     printf 'avifenc\t%s\n' "$(avifenc --version 2>&1 | head -1)"
-    printf 'vulkan_device\t%s\n' "$(vulkaninfo --summary 2>/dev/null | sed -n 's/^ *deviceName *= *//p' | head -1)"
-    printf 'vulkan_driver\t%s\n' "$(vulkaninfo --summary 2>/dev/null | sed -n 's/^ *driverInfo *= *//p' | head -1)"
+    printf 'vulkan_device\t%s\n' "$(vulkaninfo --summary 2>/dev/null | sed -n 's/^[[:space:]]*deviceName[[:space:]]*=[[:space:]]*//p' | head -1)"
+    printf 'vulkan_driver\t%s\n' "$(vulkaninfo --summary 2>/dev/null | sed -n 's/^[[:space:]]*driverInfo[[:space:]]*=[[:space:]]*//p' | head -1)"
 } > "$DATA/machine.tsv"
 {
     printf '# file\tsha256\n'
