@@ -58,7 +58,9 @@ def load(data):
 
 
 def pct(v):
-    return "n/a" if v is None else "%+.2f %%" % v
+    if v is None:
+        return "n/a"
+    return "%+.2f %%" % (0.0 if abs(v) < 0.005 else v)
 
 
 def summ_line(vals):
@@ -66,6 +68,17 @@ def summ_line(vals):
         return "n/a | n/a | n/a | n/a"
     med, mean, lo, hi = E.summary(vals)
     return " | ".join(pct(v) for v in (med, mean, lo, hi))
+
+
+def picture_pixels(root=ROOT):
+    """{picture name: pixels} from samples/eval/manifest.tsv."""
+    sizes = {}
+    for line in open(os.path.join(root, "samples", "eval", "manifest.tsv")):
+        if line.strip() and not line.startswith("#"):
+            f = line.split("\t")
+            w, h = f[1].split("x")
+            sizes[os.path.splitext(f[0])[0]] = int(w) * int(h)
+    return sizes
 
 
 def machine_block(m, what):
@@ -220,9 +233,8 @@ def render_determinism(d):
             "other than %s; longer-trained models (these are ~2500-iteration checkpoints; the "
             "cost of 12-bit weights may change as training goes on)." %
             ", ".join("q%d" % q for q in quals),
-            "- The float model's own entropy coder (CompressAI's range coder with its own CDFs): "
-            "both sides here use WAI's tables, so the figure is the cost of the integer *transforms*"
-            " and the integer h_s's table choice, not of the table quantisation.",
+            "- The float model's own entropy coder (CompressAI's range coder with its own CDFs) "
+            "was not run: the likelihood rows use its ideal rate estimate, not a real stream.",
             "- A float decode on a GPU or another CPU; decode speed.", "", FOOT, ""]
     return "\n".join(out)
 
@@ -276,9 +288,12 @@ def render_reproducibility(d):
            "entropy decoder read the rest of the stream with the wrong table: one such element "
            "destroys the picture from that point on. A differing mean (rounded to Q12) moves "
            "the reconstruction only.", "",
-           "Counts over the %d streams, %d y elements each (sum over streams; in brackets the "
-           "number of streams with at least one):" %
-           (len(streams), int(d["repro-float"][0]["y_elements"])), "",
+           "Counts over the %d streams, %d y elements and %d RGB bytes in all (sums over the "
+           "streams; in brackets the number of streams with at least one):" %
+           (len(streams), sum(int(r["y_elements"]) for r in d["repro-float"]
+                              if r["variant"] == "float32-t1"),
+            3 * sum(picture_pixels()[r["picture"]] for r in d["repro-float"]
+                    if r["variant"] == "float32-t1")), "",
            "| variant | index ≠ integer | mean ≠ integer | index ≠ float32/1 | mean ≠ float32/1 "
            "| RGB bytes ≠ float32/1 | RGB bytes ≠ integer |", "|---|---|---|---|---|---|---|"]
     rf = d["repro-float"]
@@ -296,8 +311,8 @@ def render_reproducibility(d):
             VARIANT_TEXT.get(v, v), col("index_differ_vs_int"), col("mean_differ_vs_int"),
             col("index_differ_vs_f32t1"), col("mean_differ_vs_f32t1"),
             col("rgb_bytes_differ_vs_f32t1"), col("rgb_bytes_differ_vs_int")))
-    tot = len(streams) * int(rf[0]["y_elements"])
     f32 = [r for r in rf if r["variant"] == "float32-t1"]
+    tot = sum(int(r["y_elements"]) for r in f32)
     idx_int = sum(int(r["index_differ_vs_int"]) for r in f32)
     out += ["",
             "So a float decoder facing the integer encoder's streams would pick a different "
@@ -451,12 +466,7 @@ def render_all(d):
 def consistency(d, root):
     """Checks of the readings themselves, and of the inputs against the committed files."""
     errs = []
-    sizes = {}
-    for line in open(os.path.join(root, "samples", "eval", "manifest.tsv")):
-        if line.strip() and not line.startswith("#"):
-            f = line.split("\t")
-            w, h = f[1].split("x")
-            sizes[os.path.splitext(f[0])[0]] = int(w) * int(h)
+    sizes = picture_pixels(root)
     for table in ("rd-wai", "rd-classic"):
         for r in d[table]:
             bpp = 8.0 * int(r["bytes"]) / sizes[r["picture"]]

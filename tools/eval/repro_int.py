@@ -6,7 +6,8 @@
 Decodes every stream DIR/*-q*.wai (made by determinism.py) with `wai decode --sha256` under
 every kernel set (reference, c, avx2, avx512, auto) x threads (1, 2, 0 = automatic), and once
 with `--device vulkan`; writes docs/research/data/repro-int.tsv (one decoded-RGB SHA-256 a row).
-A kernel set this CPU or build lacks is written as `unavailable` (wai exits 1 or 3).
+A kernel set this CPU or build lacks is written as `unavailable`, any other failure as
+`error:exitN` (counted as a distinct output by the record).
 """
 
 import argparse
@@ -35,7 +36,12 @@ def main():
         for k, t, dev in CONFIGS:
             cmd = [a.wai, "decode", s, "--sha256", "--kernels", k, "--threads", t, "--device", dev]
             r = subprocess.run(cmd, env=env, capture_output=True, text=True)
-            h = r.stdout.split()[0] if r.returncode == 0 and r.stdout.split() else "unavailable"
+            if r.returncode == 0 and r.stdout.split():
+                h = r.stdout.split()[0]
+            elif "not available on this CPU" in r.stderr:
+                h = "unavailable"
+            else:   # any other failure is a reading of its own, and fails the record's claim
+                h = "error:exit%d" % r.returncode
             rows.append((name, int(q), k, t, dev, h))
         print(name, q, "done", flush=True)
     os.makedirs(a.out, exist_ok=True)
