@@ -68,6 +68,7 @@ struct _GstWaiDec
   WaiSequenceInfo info;
   gboolean resyncing;           /* skipping damaged bytes (raw input); reported once */
   gboolean fatal;               /* an error was posted: refuse data, say nothing more */
+  gchar open_msg[512];          /* why the last wai_decoder_open failed (log callback) */
 };
 
 static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE ("sink",
@@ -92,6 +93,7 @@ gst_wai_dec_kernels_get_type (void)
     {WAI_KERNELS_AVX2, "x86 AVX2", "avx2"},
     {WAI_KERNELS_AVX512, "x86 AVX-512", "avx512"},
     {WAI_KERNELS_NEON, "Arm NEON", "neon"},
+    {WAI_KERNELS_AVX512VNNI, "x86 AVX-512 with VNNI", "avx512vnni"},
     {0, NULL, NULL},
   };
 
@@ -288,6 +290,20 @@ gst_wai_dec_handle_seqhdr (GstWaiDec * self, const guint8 * data, gsize size)
   return GST_FLOW_OK;
 }
 
+
+/* libwai's error details: to the debug log as they happen; an open failure's reason is kept
+ * for the element error (no decoder is left to ask). */
+static void
+gst_wai_dec_log (void *opaque, int level, const char *msg)
+{
+  GstWaiDec *self = opaque;
+
+  (void) level;
+  GST_DEBUG_OBJECT (self, "libwai: %s", msg);
+  if (!self->dec)
+    g_strlcpy (self->open_msg, msg, sizeof (self->open_msg));
+}
+
 static gboolean
 gst_wai_dec_open_decoder (GstWaiDec * self)
 {
@@ -295,6 +311,9 @@ gst_wai_dec_open_decoder (GstWaiDec * self)
   int r;
 
   wai_default_settings (&s);
+  s.log_callback = gst_wai_dec_log;
+  s.log_opaque = self;
+  self->open_msg[0] = '\0';
   GST_OBJECT_LOCK (self);
   s.model_path = self->model_path;      /* copied by the library */
   s.threads = self->threads;
@@ -311,14 +330,15 @@ gst_wai_dec_open_decoder (GstWaiDec * self)
     GST_ELEMENT_ERROR (self, RESOURCE, NOT_FOUND,
         ("The requested WAI decoding device is not available."),
         ("device=%s device-index=%d: %s", s.device == WAI_DEVICE_VULKAN ? "vulkan" : "cpu",
-            s.device_index, wai_strerror (r)));
+            s.device_index, self->open_msg[0] ? self->open_msg : wai_strerror (r)));
   } else if (r == WAI_ERR_UNSUPPORTED) {
     GST_ELEMENT_ERROR (self, LIBRARY, SETTINGS,
         ("The requested WAI kernels are not supported on this machine."),
-        ("kernels=%s: %s", wai_kernels_name (s.kernels), wai_strerror (r)));
+        ("kernels=%s: %s", wai_kernels_name (s.kernels),
+            self->open_msg[0] ? self->open_msg : wai_strerror (r)));
   } else {
     GST_ELEMENT_ERROR (self, LIBRARY, INIT, ("Could not open the WAI decoder."),
-        ("%s", wai_strerror (r)));
+        ("%s", self->open_msg[0] ? self->open_msg : wai_strerror (r)));
   }
   return FALSE;
 }

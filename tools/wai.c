@@ -67,7 +67,7 @@ static void hex32(const uint8_t sha[32], char out[65])
 /* ---- options shared by decode, info and verify ---- */
 
 static const char common_help[] =
-    "  --kernels NAME      auto, reference, c, avx2, avx512 or neon (default auto)\n"
+    "  --kernels NAME      auto, reference, c, avx2, avx512, avx512vnni or neon (default auto)\n"
     "  --threads N         worker threads, 0 = automatic (default)\n"
     "  --model-path DIRS   ':'-separated model directories, searched first\n"
     "  --max-memory BYTES  memory budget (suffixes k, M, G: powers of 1024; default 4G)\n"
@@ -118,7 +118,7 @@ static int common_option(int argc, char **argv, int *i, WaiSettings *s)
     uint64_t u;
     if ((v = opt_value(argc, argv, i, "--kernels", &missing))) {
         if (wai_kernels_from_name(v, &s->kernels) < 0) {
-            errmsg(NULL, "unknown kernel set '%s' (auto, reference, c, avx2, avx512, neon)", v);
+            errmsg(NULL, "unknown kernel set '%s' (auto, reference, c, avx2, avx512, avx512vnni, neon)", v);
             return -1;
         }
         return 1;
@@ -215,6 +215,13 @@ static int drain(WaiDecoder *d, const char *file, int quiet, PictureFn fn, void 
     return 0;
 }
 
+/* WaiSettings.log_callback that keeps the last message (opaque: a char[512]). */
+static void capture_log(void *opaque, int level, const char *msg)
+{
+    (void)level;
+    snprintf((char *)opaque, 512, "%s", msg);
+}
+
 /* Decode `file` ("-" = stdin) in CHUNK pieces. Errors of single frames are noted and decoding
  * goes on; a header that cannot be used, an I/O error or a callback failure stops it. */
 static void decode_file(const char *file, const WaiSettings *s, int quiet, PictureFn fn,
@@ -230,16 +237,14 @@ static void decode_file(const char *file, const WaiSettings *s, int quiet, Pictu
         return;
     }
     WaiDecoder *d = NULL;
-    int r = wai_decoder_open(&d, s);
+    WaiSettings so = *s;   /* the library says why an open fails through the log callback */
+    char open_msg[512] = "";
+    so.log_callback = capture_log;
+    so.log_opaque = open_msg;
+    int r = wai_decoder_open(&d, &so);
     if (r < 0) {
-        if (r == WAI_ERR_UNSUPPORTED && s->kernels != WAI_KERNELS_AUTO)
-            snprintf(res->msg, sizeof(res->msg), "cannot create a decoder: kernel set '%s' is not "
-                     "available on this CPU or in this build", wai_kernels_name(s->kernels));
-        else if (r == WAI_ERR_NO_DEVICE)
-            snprintf(res->msg, sizeof(res->msg), "cannot create a decoder: no usable %s device "
-                     "(is a Vulkan driver installed?)", s->device == WAI_DEVICE_VULKAN ? "Vulkan" : "");
-        else
-            snprintf(res->msg, sizeof(res->msg), "cannot create a decoder: %s", wai_strerror(r));
+        snprintf(res->msg, sizeof(res->msg), "cannot create a decoder: %s",
+                 open_msg[0] ? open_msg : wai_strerror(r));
         res->err = r;
         res->open_failed = 1;
         if (!quiet) errmsg(file, "%s", res->msg);
