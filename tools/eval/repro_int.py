@@ -4,7 +4,7 @@
     python3 tools/eval/repro_int.py --work DIR [--wai build/tools/wai]
 
 Decodes every stream DIR/*-q*.wai (made by determinism.py) with `wai decode --sha256` under
-every kernel set (reference, c, avx2, avx512, auto) x threads (1, 2, 0 = automatic), and once
+every kernel set (reference, c, avx2, avx512, avx512vnni, auto) x threads (1, 2, 0 = automatic), and once
 with `--device vulkan`; writes docs/research/data/repro-int.tsv (one decoded-RGB SHA-256 a row).
 A kernel set this CPU or build lacks is written as `unavailable`, any other failure as
 `error:exitN` (counted as a distinct output by the record).
@@ -19,7 +19,7 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 
-CONFIGS = [(k, t, "cpu") for k in ("reference", "c", "avx2", "avx512", "auto")
+CONFIGS = [(k, t, "cpu") for k in ("reference", "c", "avx2", "avx512", "avx512vnni", "auto")
            for t in ("1", "2", "0")] + [("auto", "0", "vulkan")]
 
 
