@@ -22,6 +22,7 @@ mkdir -p "$WORK" "$DATA"
 load0=$(cut -d' ' -f1-3 /proc/loadavg)
 t0=$(date +%s)
 $PY tools/eval/determinism.py --work "$WORK/wai" --wai "$WAI"
+$PY tools/eval/waiformat.py models "$WORK"/wai/*.wai   # the numpy reading agrees with the C streams
 $PY tools/eval/repro_int.py --work "$WORK/wai" --wai "$WAI"
 $PY tools/eval/classic.py --work "$WORK/classic"
 t1=$(date +%s)

@@ -257,3 +257,32 @@ def coded_bytes(model, z_sym, y_sym, y_index):
     yt = [m.y_tables[k] for k in y_index.reshape(-1)]
     return (len(encode_values([int(v) for v in z_sym.reshape(-1)], zt)),
             len(encode_values([int(v) for v in y_sym.reshape(-1)], yt)))
+
+
+def main(argv):
+    """waiformat.py MODEL_DIR STREAM...: decode each one-frame stream (its model found as
+    MODEL_DIR/wai-qN.whm from the name NAME-qN.wai) and re-encode its symbols; exit 1 unless every
+    stream decodes and re-encodes to the same bytes."""
+    import os
+    import sys
+    bad = 0
+    for path in argv[1:]:
+        q = int(os.path.basename(path)[:-4].rsplit("-q", 1)[1])
+        m = Model(open(os.path.join(argv[0], "wai-q%d.whm" % q), "rb").read())
+        r = read_stream(open(path, "rb").read(), m)
+        plane = r["z_sym"].shape[1] * r["z_sym"].shape[2]
+        zt = [m.z_tables[i // plane] for i in range(r["z_sym"].size)]
+        yt = [m.y_tables[k] for k in r["y_index"].reshape(-1)]
+        same = (encode_values([int(v) for v in r["z_sym"].reshape(-1)], zt) == r["zbuf"] and
+                encode_values([int(v) for v in r["y_sym"].reshape(-1)], yt) == r["ybuf"])
+        bad += not same
+        if not same:
+            print("waiformat: %s: re-encoded bytes differ" % path, file=sys.stderr)
+    print("waiformat: %d of %d streams decoded and re-encoded byte for byte" %
+          (len(argv) - 1 - bad, len(argv) - 1))
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    import sys
+    sys.exit(main(sys.argv[1:]))
