@@ -7,24 +7,40 @@ set -u
 cd "$(dirname "$0")/.."
 secs=${1:-60}
 bdir=build-fuzz
+# GStreamer is on where it is installed (fuzz_gstparse); libgstreamer itself is not
+# instrumented, the plugin's sources are (they are compiled into the target).
 if [ ! -d $bdir ]; then
     CC=clang meson setup $bdir -Dfuzzing=true -Db_sanitize=address,undefined -Db_lundef=false \
-        -Dgstreamer=disabled -Dc_args=-fno-sanitize-recover=all >/dev/null || exit 1
+        -Dgstreamer=auto -Dc_args=-fno-sanitize-recover=all >/dev/null || exit 1
+else
+    meson configure $bdir -Dgstreamer=auto >/dev/null || exit 1   # older dirs had it disabled
 fi
-ninja -C $bdir tests/fuzz/fuzz_decode tests/fuzz/fuzz_stream tests/fuzz/fuzz_model \
-    tests/fuzz/fuzz_rans tools/wai-tiny-n64m96.whm tools/wai-micro-n8m8.whm tools/wai-mkvectors >/dev/null || exit 1
+targets="decode stream model rans"
+ninja -C $bdir -t targets all 2>/dev/null | grep -q '^tests/fuzz/fuzz_gstparse:' && targets="$targets gstparse"
+ninja -C $bdir $(for t in $targets; do echo tests/fuzz/fuzz_$t; done) \
+    tools/wai-tiny-n64m96.whm tools/wai-micro-n8m8.whm tools/wai-mkvectors >/dev/null || exit 1
 export WAI_MODEL_PATH=$PWD/$bdir/tools
 export ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
-mkdir -p "$work"/{decode,stream,model,rans}
+mkdir -p "$work"/{decode,stream,model,rans,gstparse}
 # decode seeds: the vector set remade with the micro model (same structure, ~1000x cheaper to
 # decode than the tiny model, so the fuzzer gets far more executions per second)
 $bdir/tools/wai-mkvectors --model $bdir/tools/wai-micro-n8m8.whm --out-dir "$work/decode" 2>/dev/null > /dev/null
 cp vectors/*.wai "$work/stream/"
 [ -d tests/fuzz/corpus-model ] && cp tests/fuzz/corpus-model/* "$work/model/" 2>/dev/null
 cp $bdir/tools/wai-micro-n8m8.whm "$work/model/"
+# gstparse: the micro vectors as they are (every mode on each), and some with a control prefix
+# (byte 0: mode and options, byte 1: chunking seed; tests/fuzz/fuzz_gstparse.c)
+cp "$work"/decode/*.wai "$work/gstparse/"
+for v in "$work"/decode/v0[19]*.wai "$work"/decode/v10*.wai; do
+    [ -f "$v" ] || continue
+    for c in 0100 0103 0205 0307 0412 1331 2609; do
+        { printf "\\x${c:0:2}\\x${c:2:2}"; cat "$v"; } > "$work/gstparse/$c-$(basename "$v")"
+    done
+done
 passed=0; failed=0
-for t in decode stream model rans; do
+[ "$targets" = "${targets% gstparse}" ] && echo "SKIP fuzz_gstparse: not built (no GStreamer / gstreamer-check-1.0)"
+for t in $targets; do
     case $t in model) maxlen=4194304 ;; *) maxlen=262144 ;; esac
     log=$work/$t.log
     $bdir/tests/fuzz/fuzz_$t -max_total_time="$secs" -max_len=$maxlen -rss_limit_mb=2048 \
