@@ -1,7 +1,9 @@
 #!/bin/bash
 # Build the libFuzzer targets (clang, ASan + UBSan) and run each for a bounded time on its seed
 # corpus. Any crash, leak or sanitizer report fails. Prints executions per target and ends with
-# "fuzz: N passed, M failed".
+# "fuzz: N passed, M failed". Targets: tests/fuzz/fuzz_* (libwai-core, and the GStreamer plugin
+# where GStreamer is installed), then FFmpeg's target_dem_wai_fuzzer and target_dec_libwai_fuzzer
+# (tests/fuzz/ffmpeg/build.sh; WAI_SKIP_FFMPEG=1 skips them, FFMPEG_WORK/FUZZ_WORK as there).
 #   tools/fuzz.sh [SECONDS_PER_TARGET]     (default 60)
 set -u
 cd "$(dirname "$0")/.."
@@ -22,39 +24,66 @@ ninja -C $bdir $(for t in $targets; do echo tests/fuzz/fuzz_$t; done) \
 export WAI_MODEL_PATH=$PWD/$bdir/tools
 export ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
-mkdir -p "$work"/{decode,stream,model,rans,gstparse}
+# WAI_FUZZ_CORPUS=DIR keeps the corpora (DIR/<target>/, seeds added to what is there) and the
+# logs (DIR/logs/), for longer campaigns and tools/fuzz-coverage.sh; by default both are temporary
+corp=${WAI_FUZZ_CORPUS:-$work}
+mkdir -p "$corp" && corp=$(cd "$corp" && pwd)
+mkdir -p "$corp"/{decode,stream,model,rans,gstparse}
 # decode seeds: the vector set remade with the micro model (same structure, ~1000x cheaper to
 # decode than the tiny model, so the fuzzer gets far more executions per second)
-$bdir/tools/wai-mkvectors --model $bdir/tools/wai-micro-n8m8.whm --out-dir "$work/decode" 2>/dev/null > /dev/null
-cp vectors/*.wai "$work/stream/"
-[ -d tests/fuzz/corpus-model ] && cp tests/fuzz/corpus-model/* "$work/model/" 2>/dev/null
-cp $bdir/tools/wai-micro-n8m8.whm "$work/model/"
+$bdir/tools/wai-mkvectors --model $bdir/tools/wai-micro-n8m8.whm --out-dir "$corp/decode" 2>/dev/null > /dev/null
+cp vectors/*.wai "$corp/stream/"
+[ -d tests/fuzz/corpus-model ] && cp tests/fuzz/corpus-model/* "$corp/model/" 2>/dev/null
+cp $bdir/tools/wai-micro-n8m8.whm "$corp/model/"
 # gstparse: the micro vectors as they are (every mode on each), and some with a control prefix
 # (byte 0: mode and options, byte 1: chunking seed; tests/fuzz/fuzz_gstparse.c)
-cp "$work"/decode/*.wai "$work/gstparse/"
-for v in "$work"/decode/v0[19]*.wai "$work"/decode/v10*.wai; do
+cp "$corp"/decode/v*.wai "$corp/gstparse/"
+for v in "$corp"/decode/v0[19]*.wai "$corp"/decode/v10*.wai; do
     [ -f "$v" ] || continue
     for c in 0100 0103 0205 0307 0412 1331 2609; do
-        { printf "\\x${c:0:2}\\x${c:2:2}"; cat "$v"; } > "$work/gstparse/$c-$(basename "$v")"
+        { printf "\\x${c:0:2}\\x${c:2:2}"; cat "$v"; } > "$corp/gstparse/$c-$(basename "$v")"
     done
 done
 passed=0; failed=0
-[ "$targets" = "${targets% gstparse}" ] && echo "SKIP fuzz_gstparse: not built (no GStreamer / gstreamer-check-1.0)"
-for t in $targets; do
-    case $t in model) maxlen=4194304 ;; *) maxlen=262144 ;; esac
-    log=$work/$t.log
-    $bdir/tests/fuzz/fuzz_$t -max_total_time="$secs" -max_len=$maxlen -rss_limit_mb=2048 \
-        -timeout=30 -dict=tests/fuzz/wai.dict -print_final_stats=1 "$work/$t" > "$log" 2>&1
+# run_target NAME BINARY CORPUS MAXLEN: fuzz for $secs seconds, PASS/FAIL line
+run_target() {
+    local log=$work/$1.log rc execs
+    "$2" -max_total_time="$secs" -max_len="$4" -rss_limit_mb=2048 -timeout=30 \
+        -dict=tests/fuzz/wai.dict -print_final_stats=1 "$3" > "$log" 2>&1
     rc=$?
     execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
+    [ -n "${WAI_FUZZ_CORPUS:-}" ] && mkdir -p "$corp/logs" && cp "$log" "$corp/logs/"
     if [ $rc -eq 0 ]; then
-        echo "PASS fuzz_$t: ${execs:-?} executions in ${secs}s, no findings"; passed=$((passed + 1))
+        echo "PASS $1: ${execs:-?} executions in ${secs}s, no findings"; passed=$((passed + 1))
     else
-        echo "FAIL fuzz_$t (rc $rc):"; grep -E "ERROR|SUMMARY|runtime error" "$log" | head -5
+        echo "FAIL $1 (rc $rc):"; grep -E "ERROR|SUMMARY|runtime error" "$log" | head -5
         mkdir -p fuzz-findings; cp "$log" fuzz-findings/; cp crash-* leak-* timeout-* oom-* fuzz-findings/ 2>/dev/null
         failed=$((failed + 1))
     fi
+}
+[ "$targets" = "${targets% gstparse}" ] && echo "SKIP fuzz_gstparse: not built (no GStreamer / gstreamer-check-1.0)"
+for t in $targets; do
+    case $t in model) maxlen=4194304 ;; *) maxlen=262144 ;; esac
+    run_target fuzz_$t $bdir/tests/fuzz/fuzz_$t "$corp/$t" $maxlen
 done
+
+# FFmpeg's own fuzz targets (tools/target_dem_fuzzer.c, tools/target_dec_fuzzer.c) on the
+# patched FFmpeg, linked with this build's libwai (tests/fuzz/ffmpeg/build.sh; the source is
+# the one the FFmpeg test stage fetched). Skipped with WAI_SKIP_FFMPEG=1, like that stage.
+if [ "${WAI_SKIP_FFMPEG:-0}" = 1 ]; then
+    echo "SKIP ffmpeg fuzz targets (WAI_SKIP_FFMPEG=1)"
+elif ! ffz=$(WAI_FUZZ_BUILD=$PWD/$bdir timeout 3600 tests/fuzz/ffmpeg/build.sh 2> "$work/ffbuild.log"); then
+    echo "FAIL ffmpeg fuzz targets do not build:"; tail -5 "$work/ffbuild.log"
+    mkdir -p fuzz-findings; cp "$work/ffbuild.log" fuzz-findings/
+    failed=$((failed + 1))
+else
+    python3 tests/fuzz/ffmpeg/mkseeds.py "$corp/ff" "$corp"/decode/v*.wai || exit 1
+    for f in $ffz; do
+        t=$(basename "$f")
+        case $t in target_dem_*) c=dem ;; *) c=dec ;; esac
+        run_target "$t" "$f" "$corp/ff/$c" 262144
+    done
+fi
 rm -f crash-* leak-* timeout-* oom-*
 echo "fuzz: $passed passed, $failed failed"
 [ $failed -eq 0 ]
