@@ -14,10 +14,15 @@
 #   WAI_FUZZ_BUILD  the libwai fuzz build (tools/fuzz.sh's, clang ASan+UBSan, instrumented)
 #                   whose libwai.so the fuzzers link   (default <repo>/build-fuzz)
 #   JOBS            make -j (default 2)
+#   COVERAGE=1      no sanitizers: clang source-based coverage (-fprofile-instr-generate
+#                   -fcoverage-mapping) for tools/fuzz-coverage.sh, linked with a static libwai
+#                   from WAI_FUZZ_BUILD (then tools/fuzz-coverage.sh's build-cov); FUZZ_WORK
+#                   defaults to /tmp/build-ffmpeg-cov
 set -eu
 ROOT=$(cd "$(dirname "$0")/../../.." && pwd)
 FFMPEG_WORK=${FFMPEG_WORK:-/tmp/build-ffmpeg-ff}
-FUZZ_WORK=${FUZZ_WORK:-/tmp/build-ffmpeg-fuzz}
+COVERAGE=${COVERAGE:-0}
+if [ "$COVERAGE" = 1 ]; then FUZZ_WORK=${FUZZ_WORK:-/tmp/build-ffmpeg-cov}; else FUZZ_WORK=${FUZZ_WORK:-/tmp/build-ffmpeg-fuzz}; fi
 WAI_FUZZ_BUILD=${WAI_FUZZ_BUILD:-$ROOT/build-fuzz}
 JOBS=${JOBS:-2}
 mkdir -p "$FUZZ_WORK/build" "$FUZZ_WORK/pkgconfig"
@@ -32,19 +37,23 @@ SRC=$FFMPEG_WORK/src
 # libwai: the instrumented shared library of the fuzz build, through a pkg-config file
 [ -f "$WAI_FUZZ_BUILD/build.ninja" ] || die "no libwai fuzz build in $WAI_FUZZ_BUILD (tools/fuzz.sh makes it)"
 ver=$(sed -n "s/^ *version *: *'\([^']*\)'.*/\1/p" "$ROOT/meson.build" | head -n 1)
-ninja -C "$WAI_FUZZ_BUILD" "libwai-core/libwai.so.$ver" tools/wai-micro-n8m8.whm tools/wai-tiny-n64m96.whm \
+lib=libwai-core/libwai.so.$ver
+[ "$COVERAGE" = 1 ] && lib=libwai-core/libwai.a
+ninja -C "$WAI_FUZZ_BUILD" "$lib" tools/wai-micro-n8m8.whm tools/wai-tiny-n64m96.whm \
     >>"$LOG" 2>&1 || die "building libwai failed"
 LIBDIR=$(cd "$WAI_FUZZ_BUILD/libwai-core" && pwd)
 cat >"$FUZZ_WORK/pkgconfig/wai.pc" <<PC
 Name: wai
 Description: WAI decoder (fuzz build)
 Version: $ver
-Libs: -L$LIBDIR -lwai -Wl,-rpath,$LIBDIR
+Libs: -L$LIBDIR -lwai -Wl,-rpath,$LIBDIR -lnettle -lz -lpthread -lm
 Cflags: -I$ROOT/libwai-core/include -I$LIBDIR/include
 PC
 export PKG_CONFIG_PATH=$FUZZ_WORK/pkgconfig
 
 SAN="-fsanitize=address,undefined -fno-sanitize-recover=all"
+INSTR="-fsanitize=fuzzer-no-link"
+if [ "$COVERAGE" = 1 ]; then SAN="-fprofile-instr-generate -fcoverage-mapping"; INSTR=; fi
 # Not --enable-ossfuzz: its test for -fsanitize= in CFLAGS does not see --extra-cflags, so it
 # adds -fsanitize-coverage=trace-pc-guard, which clang 14's libFuzzer refuses at start. The
 # fuzzer make targets need only --libfuzzer.
@@ -59,7 +68,7 @@ FIX3=-DAV_CODEC_ID_RTV1=0x7ffffff0
 set -- \
     --cc=clang --cxx=clang++ --ld=clang \
     --optflags=-O1 \
-    --extra-cflags="$SAN -fsanitize=fuzzer-no-link -g $FIX3" \
+    --extra-cflags="$SAN $INSTR -g $FIX3" \
     --extra-ldflags="$SAN" \
     --libfuzzer=-fsanitize=fuzzer \
     --enable-static --disable-shared \
