@@ -17,8 +17,10 @@ if [ ! -d $bdir ]; then
 else
     meson configure $bdir -Dgstreamer=auto >/dev/null || exit 1   # older dirs had it disabled
 fi
-targets="decode stream model rans"
+targets="decode stream model rans ana"
 ninja -C $bdir -t targets all 2>/dev/null | grep -q '^tests/fuzz/fuzz_gstparse:' && targets="$targets gstparse"
+# WAI_FUZZ_TARGETS="decode ana ..." runs only those of the libwai/GStreamer targets
+[ -n "${WAI_FUZZ_TARGETS:-}" ] && targets=$(for t in $targets; do case " $WAI_FUZZ_TARGETS " in *" $t "*) echo $t ;; esac; done)
 ninja -C $bdir $(for t in $targets; do echo tests/fuzz/fuzz_$t; done) \
     tools/wai-tiny-n64m96.whm tools/wai-micro-n8m8.whm tools/wai-mkvectors >/dev/null || exit 1
 export WAI_MODEL_PATH=$PWD/$bdir/tools
@@ -28,13 +30,15 @@ work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
 # logs (DIR/logs/), for longer campaigns and tools/fuzz-coverage.sh; by default both are temporary
 corp=${WAI_FUZZ_CORPUS:-$work}
 mkdir -p "$corp" && corp=$(cd "$corp" && pwd)
-mkdir -p "$corp"/{decode,stream,model,rans,gstparse}
+mkdir -p "$corp"/{decode,stream,model,rans,ana,gstparse}
 # decode seeds: the vector set remade with the micro model (same structure, ~1000x cheaper to
 # decode than the tiny model, so the fuzzer gets far more executions per second)
 $bdir/tools/wai-mkvectors --model $bdir/tools/wai-micro-n8m8.whm --out-dir "$corp/decode" 2>/dev/null > /dev/null
 cp vectors/*.wai "$corp/stream/"
 [ -d tests/fuzz/corpus-model ] && cp tests/fuzz/corpus-model/* "$corp/model/" 2>/dev/null
 cp $bdir/tools/wai-micro-n8m8.whm "$corp/model/"
+# ana: a small .ana (float analysis weights) for the micro model
+python3 tests/fuzz/mkana.py $bdir/tools/wai-micro-n8m8.whm "$corp/ana/micro.ana" || exit 1
 # gstparse: the micro vectors as they are (every mode on each), and some with a control prefix
 # (byte 0: mode and options, byte 1: chunking seed; tests/fuzz/fuzz_gstparse.c)
 cp "$corp"/decode/v*.wai "$corp/gstparse/"
@@ -61,9 +65,9 @@ run_target() {
         failed=$((failed + 1))
     fi
 }
-[ "$targets" = "${targets% gstparse}" ] && echo "SKIP fuzz_gstparse: not built (no GStreamer / gstreamer-check-1.0)"
+[ -z "${WAI_FUZZ_TARGETS:-}" ] && [ "$targets" = "${targets% gstparse}" ] && echo "SKIP fuzz_gstparse: not built (no GStreamer / gstreamer-check-1.0)"
 for t in $targets; do
-    case $t in model) maxlen=4194304 ;; *) maxlen=262144 ;; esac
+    case $t in model) maxlen=4194304 ;; ana) maxlen=1048576 ;; *) maxlen=262144 ;; esac
     run_target fuzz_$t $bdir/tests/fuzz/fuzz_$t "$corp/$t" $maxlen
 done
 
