@@ -26,6 +26,7 @@ JOBS=${JOBS:-2}
 mkdir -p "$WORK"
 WORK=$(cd "$WORK" && pwd)
 LOG=$WORK/build.log
+[ "${FETCH_ONLY:-0}" = 1 ] && LOG=$WORK/fetch.log   # keep the build's log
 SRC=$WORK/src
 BUILD=$WORK/build
 INST=$WORK/install
