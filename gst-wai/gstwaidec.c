@@ -38,6 +38,7 @@ GST_DEBUG_CATEGORY_STATIC (gst_wai_dec_debug);
 #define DEFAULT_KERNELS WAI_KERNELS_AUTO
 #define DEFAULT_DEVICE WAI_DEVICE_CPU
 #define DEFAULT_DEVICE_INDEX 0
+#define DEFAULT_MAX_MEMORY (G_GUINT64_CONSTANT (4) << 30)  /* WaiSettings' default */
 
 enum
 {
@@ -47,6 +48,7 @@ enum
   PROP_KERNELS,
   PROP_DEVICE,
   PROP_DEVICE_INDEX,
+  PROP_MAX_MEMORY,
 };
 
 struct _GstWaiDec
@@ -59,6 +61,7 @@ struct _GstWaiDec
   WaiKernels kernels;
   WaiDevice device;
   gint device_index;
+  guint64 max_memory;
 
   /* streaming state, under the stream lock */
   WaiDecoder *dec;
@@ -320,6 +323,7 @@ gst_wai_dec_open_decoder (GstWaiDec * self)
   s.kernels = self->kernels;
   s.device = self->device;
   s.device_index = self->device_index;
+  s.max_memory = self->max_memory;
   r = wai_decoder_open (&self->dec, &s);
   GST_OBJECT_UNLOCK (self);
 
@@ -678,6 +682,9 @@ gst_wai_dec_set_property (GObject * object, guint prop_id, const GValue * value,
     case PROP_DEVICE_INDEX:
       self->device_index = g_value_get_int (value);
       break;
+    case PROP_MAX_MEMORY:
+      self->max_memory = g_value_get_uint64 (value);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
@@ -707,6 +714,9 @@ gst_wai_dec_get_property (GObject * object, guint prop_id, GValue * value,
       break;
     case PROP_DEVICE_INDEX:
       g_value_set_int (value, self->device_index);
+      break;
+    case PROP_MAX_MEMORY:
+      g_value_set_uint64 (value, self->max_memory);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -759,6 +769,13 @@ gst_wai_dec_class_init (GstWaiDecClass * klass)
       g_param_spec_int ("device-index", "Device index",
           "Which device of the chosen kind (applies at start)", 0, 64, DEFAULT_DEVICE_INDEX,
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY));
+  g_object_class_install_property (gobject_class, PROP_MAX_MEMORY,
+      g_param_spec_uint64 ("max-memory", "Maximum memory",
+          "Memory budget in bytes for decoding (WaiSettings.max_memory): a stream whose "
+          "model and picture size need more is refused with an error, and the input buffer "
+          "holds at most max(4 MiB, min(max-memory / 4, 1 GiB)) (applies at start)",
+          1, G_MAXUINT64, DEFAULT_MAX_MEMORY,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY));
 
   gst_element_class_add_static_pad_template (element_class, &sink_template);
   gst_element_class_add_static_pad_template (element_class, &src_template);
@@ -791,6 +808,7 @@ gst_wai_dec_init (GstWaiDec * self)
   self->kernels = DEFAULT_KERNELS;
   self->device = DEFAULT_DEVICE;
   self->device_index = DEFAULT_DEVICE_INDEX;
+  self->max_memory = DEFAULT_MAX_MEMORY;
 
   /* filesrc ! waidec gives no caps at all: that is raw input */
   gst_video_decoder_set_packetized (vdec, FALSE);

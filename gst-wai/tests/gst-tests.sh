@@ -166,7 +166,7 @@ mode_inspect() {
     gst-inspect-1.0 waidec > "$tmp/out" 2>&1
     for want in 'Codec/Decoder/Video' 'primary (256)' 'video/x-wai' 'format: RGB' \
             'model-path' 'threads' 'kernels' 'reference' 'avx512' 'device' 'vulkan' \
-            'max-errors' 'License                  BSD'; do
+            'max-memory' 'max-errors' 'License                  BSD'; do
         grep -q -- "$want" "$tmp/out" || fail "gst-inspect-1.0 waidec lacks '$want'"
     done
     gst-inspect-1.0 waiparse > "$tmp/out" 2>&1
