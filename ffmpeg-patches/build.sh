@@ -10,6 +10,8 @@
 #                    directory works: pkg-config picks up wai-uninstalled.pc)
 #   JOBS             make -j (default 2)
 #   NO_APT=1         never call apt-get (fail if something is missing instead)
+#   FETCH_ONLY=1     stop once WORKDIR/src is fetched and patched (tests/fuzz/ffmpeg/build.sh
+#                    builds its own configuration from it)
 #
 # Layout of WORKDIR: src/ (git repo: Debian source as the base commit, the series on top),
 # build/ (out-of-tree build), install/ (make install: bin/ffmpeg, bin/ffprobe, lib/),
@@ -24,6 +26,7 @@ JOBS=${JOBS:-2}
 mkdir -p "$WORK"
 WORK=$(cd "$WORK" && pwd)
 LOG=$WORK/build.log
+[ "${FETCH_ONLY:-0}" = 1 ] && LOG=$WORK/fetch.log   # keep the build's log
 SRC=$WORK/src
 BUILD=$WORK/build
 INST=$WORK/install
@@ -122,6 +125,10 @@ if [ "$applied" != "$wanted" ]; then
     (cd "$SRC" && git -c user.name=wai -c user.email=wai@localhost am -q $todo) >>"$LOG" 2>&1 ||
         { (cd "$SRC" && git am --abort) >/dev/null 2>&1; die "git am failed"; }
     printf '%s\n' "$wanted" >"$SRC/.wai-series"
+fi
+if [ "${FETCH_ONLY:-0}" = 1 ]; then
+    log "FETCH_ONLY: patched source in $SRC"
+    exit 0
 fi
 
 # --- configure -------------------------------------------------------------------------

@@ -38,6 +38,7 @@ GST_DEBUG_CATEGORY_STATIC (gst_wai_dec_debug);
 #define DEFAULT_KERNELS WAI_KERNELS_AUTO
 #define DEFAULT_DEVICE WAI_DEVICE_CPU
 #define DEFAULT_DEVICE_INDEX 0
+#define DEFAULT_MAX_MEMORY (G_GUINT64_CONSTANT (4) << 30)  /* WaiSettings' default */
 
 enum
 {
@@ -47,6 +48,7 @@ enum
   PROP_KERNELS,
   PROP_DEVICE,
   PROP_DEVICE_INDEX,
+  PROP_MAX_MEMORY,
 };
 
 struct _GstWaiDec
@@ -59,6 +61,7 @@ struct _GstWaiDec
   WaiKernels kernels;
   WaiDevice device;
   gint device_index;
+  guint64 max_memory;
 
   /* streaming state, under the stream lock */
   WaiDecoder *dec;
@@ -68,6 +71,7 @@ struct _GstWaiDec
   WaiSequenceInfo info;
   gboolean resyncing;           /* skipping damaged bytes (raw input); reported once */
   gboolean fatal;               /* an error was posted: refuse data, say nothing more */
+  gchar open_msg[512];          /* why the last wai_decoder_open failed (log callback) */
 };
 
 static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE ("sink",
@@ -92,6 +96,7 @@ gst_wai_dec_kernels_get_type (void)
     {WAI_KERNELS_AVX2, "x86 AVX2", "avx2"},
     {WAI_KERNELS_AVX512, "x86 AVX-512", "avx512"},
     {WAI_KERNELS_NEON, "Arm NEON", "neon"},
+    {WAI_KERNELS_AVX512VNNI, "x86 AVX-512 with VNNI", "avx512vnni"},
     {0, NULL, NULL},
   };
 
@@ -288,6 +293,20 @@ gst_wai_dec_handle_seqhdr (GstWaiDec * self, const guint8 * data, gsize size)
   return GST_FLOW_OK;
 }
 
+
+/* libwai's error details: to the debug log as they happen; an open failure's reason is kept
+ * for the element error (no decoder is left to ask). */
+static void
+gst_wai_dec_log (void *opaque, int level, const char *msg)
+{
+  GstWaiDec *self = opaque;
+
+  (void) level;
+  GST_DEBUG_OBJECT (self, "libwai: %s", msg);
+  if (!self->dec)
+    g_strlcpy (self->open_msg, msg, sizeof (self->open_msg));
+}
+
 static gboolean
 gst_wai_dec_open_decoder (GstWaiDec * self)
 {
@@ -295,12 +314,16 @@ gst_wai_dec_open_decoder (GstWaiDec * self)
   int r;
 
   wai_default_settings (&s);
+  s.log_callback = gst_wai_dec_log;
+  s.log_opaque = self;
+  self->open_msg[0] = '\0';
   GST_OBJECT_LOCK (self);
   s.model_path = self->model_path;      /* copied by the library */
   s.threads = self->threads;
   s.kernels = self->kernels;
   s.device = self->device;
   s.device_index = self->device_index;
+  s.max_memory = self->max_memory;
   r = wai_decoder_open (&self->dec, &s);
   GST_OBJECT_UNLOCK (self);
 
@@ -311,14 +334,15 @@ gst_wai_dec_open_decoder (GstWaiDec * self)
     GST_ELEMENT_ERROR (self, RESOURCE, NOT_FOUND,
         ("The requested WAI decoding device is not available."),
         ("device=%s device-index=%d: %s", s.device == WAI_DEVICE_VULKAN ? "vulkan" : "cpu",
-            s.device_index, wai_strerror (r)));
+            s.device_index, self->open_msg[0] ? self->open_msg : wai_strerror (r)));
   } else if (r == WAI_ERR_UNSUPPORTED) {
     GST_ELEMENT_ERROR (self, LIBRARY, SETTINGS,
         ("The requested WAI kernels are not supported on this machine."),
-        ("kernels=%s: %s", wai_kernels_name (s.kernels), wai_strerror (r)));
+        ("kernels=%s: %s", wai_kernels_name (s.kernels),
+            self->open_msg[0] ? self->open_msg : wai_strerror (r)));
   } else {
     GST_ELEMENT_ERROR (self, LIBRARY, INIT, ("Could not open the WAI decoder."),
-        ("%s", wai_strerror (r)));
+        ("%s", self->open_msg[0] ? self->open_msg : wai_strerror (r)));
   }
   return FALSE;
 }
@@ -658,6 +682,9 @@ gst_wai_dec_set_property (GObject * object, guint prop_id, const GValue * value,
     case PROP_DEVICE_INDEX:
       self->device_index = g_value_get_int (value);
       break;
+    case PROP_MAX_MEMORY:
+      self->max_memory = g_value_get_uint64 (value);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
@@ -687,6 +714,9 @@ gst_wai_dec_get_property (GObject * object, guint prop_id, GValue * value,
       break;
     case PROP_DEVICE_INDEX:
       g_value_set_int (value, self->device_index);
+      break;
+    case PROP_MAX_MEMORY:
+      g_value_set_uint64 (value, self->max_memory);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -739,6 +769,13 @@ gst_wai_dec_class_init (GstWaiDecClass * klass)
       g_param_spec_int ("device-index", "Device index",
           "Which device of the chosen kind (applies at start)", 0, 64, DEFAULT_DEVICE_INDEX,
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY));
+  g_object_class_install_property (gobject_class, PROP_MAX_MEMORY,
+      g_param_spec_uint64 ("max-memory", "Maximum memory",
+          "Memory budget in bytes for decoding (WaiSettings.max_memory): a stream whose "
+          "model and picture size need more is refused with an error, and the input buffer "
+          "holds at most max(4 MiB, min(max-memory / 4, 1 GiB)) (applies at start)",
+          1, G_MAXUINT64, DEFAULT_MAX_MEMORY,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY));
 
   gst_element_class_add_static_pad_template (element_class, &sink_template);
   gst_element_class_add_static_pad_template (element_class, &src_template);
@@ -771,6 +808,7 @@ gst_wai_dec_init (GstWaiDec * self)
   self->kernels = DEFAULT_KERNELS;
   self->device = DEFAULT_DEVICE;
   self->device_index = DEFAULT_DEVICE_INDEX;
+  self->max_memory = DEFAULT_MAX_MEMORY;
 
   /* filesrc ! waidec gives no caps at all: that is raw input */
   gst_video_decoder_set_packetized (vdec, FALSE);

@@ -83,6 +83,21 @@ gst_wai_enc_close_encoder (GstWaiEnc * self)
   g_clear_pointer (&self->input_state, gst_video_codec_state_unref);
 }
 
+/* "1, 3, 5, 7" (or "none"): the qualities libwai's model search finds for this model-dir
+ * (NULL: $WAI_MODEL_PATH and the installed directory). g_free() the result. */
+static gchar *
+gst_wai_enc_qualities_string (const gchar * dir)
+{
+  int q[WAI_ENCODER_MAX_QUALITY];
+  int n = wai_encoder_available_qualities (dir, q, WAI_ENCODER_MAX_QUALITY);
+  GString *str = g_string_new (NULL);
+  for (int i = 0; i < n && i < WAI_ENCODER_MAX_QUALITY; i++)
+    g_string_append_printf (str, "%s%d", i ? ", " : "", q[i]);
+  if (n <= 0)
+    g_string_append (str, "none");
+  return g_string_free (str, FALSE);
+}
+
 /* Opens the library's encoder for this rate; posts the element error on failure. */
 static gboolean
 gst_wai_enc_open_encoder (GstWaiEnc * self, guint fps_n, guint fps_d)
@@ -107,13 +122,16 @@ gst_wai_enc_open_encoder (GstWaiEnc * self, guint fps_n, guint fps_d)
   self->enc_frames = 0;
   if (r < 0) {
     self->failed = TRUE;
-    const gchar *where = dir ? dir : "the installed model directory";
+    const gchar *where = dir ? dir : "$WAI_MODEL_PATH or the installed model directory";
     const gchar *why = wai_encoder_last_error (NULL);
-    if (r == WAI_ERR_IO)
+    if (r == WAI_ERR_MODEL_NOT_FOUND || r == WAI_ERR_IO) {
+      gchar *qs = gst_wai_enc_qualities_string (dir);
       GST_ELEMENT_ERROR (self, RESOURCE, NOT_FOUND,
-          ("The WAI encoder model wai-q%d.whm/.ana was not found in %s.", s.quality, where),
-          ("%s (set the model-dir property)", why));
-    else if (r == WAI_ERR_MODEL_INVALID)
+          ("The WAI encoder model wai-q%d.whm/.ana was not found in %s; qualities with a "
+              "model pair there: %s.", s.quality, where, qs),
+          ("%s (set the model-dir or quality property)", why));
+      g_free (qs);
+    } else if (r == WAI_ERR_MODEL_INVALID)
       GST_ELEMENT_ERROR (self, LIBRARY, INIT,
           ("The WAI encoder model wai-q%d in %s is invalid.", s.quality, where), ("%s", why));
     else
@@ -315,15 +333,23 @@ gst_wai_enc_class_init (GstWaiEncClass * klass)
   gobject_class->get_property = gst_wai_enc_get_property;
   gobject_class->finalize = gst_wai_enc_finalize;
 
+  /* the blurb names the qualities installed when the class is made (gst-inspect-1.0) */
+  gchar *qs = gst_wai_enc_qualities_string (NULL);
+  gchar *blurb = g_strdup_printf ("Quality level: the encoder loads the model pair "
+      "wai-q<quality>.whm + .ana from model-dir, or when that is unset from the first "
+      "directory of $WAI_MODEL_PATH, then of the installed models, that holds both "
+      "(installed qualities: %s)", qs);
   g_object_class_install_property (gobject_class, PROP_QUALITY,
-      g_param_spec_int ("quality", "Quality",
-          "Model quality level: the encoder loads wai-q<quality>.whm and .ana (only 3 is "
-          "shipped)", 1, 8, DEFAULT_QUALITY,
-          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY));
+      g_param_spec_int ("quality", "Quality", blurb, 1, WAI_ENCODER_MAX_QUALITY,
+          DEFAULT_QUALITY, G_PARAM_READWRITE | G_PARAM_STATIC_NAME | G_PARAM_STATIC_NICK |
+          GST_PARAM_MUTABLE_READY));
+  g_free (blurb);
+  g_free (qs);
   g_object_class_install_property (gobject_class, PROP_MODEL_DIR,
       g_param_spec_string ("model-dir", "Model directory",
-          "Directory holding wai-q<quality>.whm and .ana (NULL: the installed model "
-          "directory)", DEFAULT_MODEL_DIR,
+          "Directory (or ':'-separated directories) holding wai-q<quality>.whm and .ana, "
+          "searched alone (NULL: $WAI_MODEL_PATH, then the installed model directory)",
+          DEFAULT_MODEL_DIR,
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY));
   g_object_class_install_property (gobject_class, PROP_THREADS,
       g_param_spec_int ("threads", "Threads",

@@ -258,6 +258,9 @@ gst_wai_parse_handle_frame (GstBaseParse * parse, GstBaseParseFrame * frame, gin
   GST_BUFFER_DTS (buf) = GST_BUFFER_PTS (buf);
   GST_BUFFER_DURATION (buf) = self->frame_dur;
   GST_BUFFER_FLAG_UNSET (buf, GST_BUFFER_FLAG_DELTA_UNIT);
+#ifdef WAI_PLANTED_FAULT_GST_UNIT_TAIL
+  u.size--;                     /* planted: a frame unit's last byte is left behind */
+#endif
   return gst_base_parse_finish_frame (parse, frame, (gint) u.size);
 }
 

@@ -170,6 +170,92 @@ static void make_bound(Case *c, int above)
              above ? "exceeded" : "met", xb);
 }
 
+/* The VNNI path's chunk bound (x86/dsp_avx512vnni.c): int32 chunks of at most
+ * 2 * floor(floor(INT32_MAX / (max|w| * max|half|)) / 2) terms. Every input x and weight w is
+ * the same, so an interior output sums 9 * cin equal products and the bias cancels them: the
+ * result is 0, and a chunk one step too long wraps int32 and shows as a clamped extreme. */
+typedef struct ChunkCase { int32_t x; int16_t w; int cin; const char *what; } ChunkCase;
+static const ChunkCase chunk_cases[] = {
+    /* one half (|x| <= 32767), w = 2047: 2047 * 30855 * 34 <= INT32_MAX < ... * 35, so 17
+     * steps per chunk; 30856 is just above that bound (16 steps) */
+    { 30855, 2047, 8, "one half, 17 steps (bound met exactly)" },
+    { 30856, 2047, 8, "one half, 16 steps (just above)" },
+    { -30855, 2047, 8, "one half, negative, 17 steps" },
+    { 30855, -2048, 8, "one half, w -2048" },
+    { 32767, -2048, 8, "one half, |x| 32767" },
+    /* two halves, S = 12 (|x| up to 2^23). x = -2047 * 4096 - 2048 has lo = -2048 and
+     * hi = -2047; with w = -2048 every lo product is 2^22: 255 steps (510 terms) fit */
+    { -2047 * 4096 - 2048, -2048, 64, "two halves, lo 255 steps of 2^22 (met exactly)" },
+    /* w = 2047: hi bounded by 2049 gives 256 steps (512 * 2047 * 2049 <= INT32_MAX), by 2050
+     * 255 steps. x = 2048 * 4096 + 2048 has hi = 2049 = its bound (x >> 12) + 1 and lo = -2048:
+     * the bound met exactly; x = 2049 * 4096 (beyond the activation range, which the kernels
+     * define too) is just above it */
+    { 2048 * 4096 + 2048, 2047, 64, "two halves, hi 2049, 256 steps (met exactly)" },
+    { 2049 * 4096, 2047, 64, "two halves, hi bound 2050, 255 steps (just above)" },
+    { WAI_ACT_MAX, 2047, 64, "two halves, x = ACT_MAX" },
+    { WAI_ACT_MIN, -2048, 64, "two halves, x = ACT_MIN, w = -2048" },
+    { 32768, 2047, 16, "two halves, |x| 32768" },
+};
+#define N_CHUNK_CASES ((int)(sizeof(chunk_cases) / sizeof(chunk_cases[0])))
+
+static void make_chunk(Case *c, const ChunkCase *cc)
+{
+    WaiLayer *l = &c->l;
+    memset(c, 0, sizeof(*c));
+    l->type = WAI_LAYER_CONV;
+    l->cin = cc->cin;
+    l->cout = 4;
+    l->kh = l->kw = 3;
+    l->stride = 1;
+    l->pad = 1;
+    c->ih = c->iw = c->oh = c->ow = 5;
+    const size_t nw = (size_t)l->cout * l->cin * 9, nin = (size_t)l->cin * 25;
+    l->weight = malloc(nw * sizeof(*l->weight));
+    l->shift = calloc((size_t)l->cout, 1);
+    l->bias = malloc((size_t)l->cout * sizeof(*l->bias));
+    c->in = malloc(nin * sizeof(*c->in));
+    for (size_t e = 0; e < nw; e++) l->weight[e] = cc->w;
+    for (int o = 0; o < l->cout; o++) l->bias[o] = -(int64_t)9 * l->cin * cc->x * cc->w + o;
+    for (size_t e = 0; e < nin; e++) c->in[e] = cc->x;
+    snprintf(c->desc, sizeof(c->desc), "chunk %s: conv %d->4 k3, x %" PRId32 ", w %d", cc->what,
+             l->cin, cc->x, cc->w);
+}
+
+/* The same bound for IGDN on the VNNI path: gamma x x2 with every gamma G and every x the same,
+ * so each output sums C equal products; x = 11585 gives x2 = (x^2 + 2^11) >> 12 = 32767, the
+ * largest one-half value. G = 2047: 16 steps (32 terms) per chunk fit, 17 would not, and a
+ * chunk one step too long wraps and changes isqrt's argument. With G = 32767 one half would
+ * allow 1 step per chunk: the path takes two halves instead (either gives the same integers). */
+typedef struct IgdnChunk { int32_t x; int32_t g; int C; const char *what; } IgdnChunk;
+static const IgdnChunk igdn_chunks[] = {
+    { 11585, 2047, 40, "one half, 16 steps (met exactly)" },
+    { 11585, 32767, 8, "gamma 32767, x2 32767" },
+    { 11586, 2047, 40, "x2 32768: two halves" },
+    { -11585, 32767, 9, "gamma 32767, negative x, odd C" },
+    { 1 << 17, 32767, 40, "two halves, x2 2^22" },
+};
+#define N_IGDN_CHUNKS ((int)(sizeof(igdn_chunks) / sizeof(igdn_chunks[0])))
+
+static void make_igdn_chunk(Case *c, const IgdnChunk *ic)
+{
+    WaiLayer *l = &c->l;
+    memset(c, 0, sizeof(*c));
+    l->type = WAI_LAYER_IGDN;
+    l->cin = l->cout = ic->C;
+    l->gamma_shift = 16;
+    c->oh = c->ih = 2;
+    c->ow = c->iw = 3;
+    const int C = ic->C;
+    l->beta = malloc((size_t)C * sizeof(*l->beta));
+    l->gamma = malloc((size_t)C * C * sizeof(*l->gamma));
+    c->in = malloc((size_t)C * 6 * sizeof(*c->in));
+    for (int i = 0; i < C; i++) l->beta[i] = (int64_t)1 << 20;
+    for (int e = 0; e < C * C; e++) l->gamma[e] = ic->g;
+    for (int e = 0; e < C * 6; e++) c->in[e] = ic->x;
+    snprintf(c->desc, sizeof(c->desc), "igdn chunk %s: C%d, x %" PRId32 ", gamma %" PRId32,
+             ic->what, C, ic->x, ic->g);
+}
+
 static void make_igdn(Case *c, int xmode)
 {
     WaiLayer *l = &c->l;
@@ -251,6 +337,43 @@ static void check_case(const Set *s, const Case *c, Stat *st)
     run_kernel(&s->dsp, c, got, 0, c->oh);
     ok &= compare(s->name, "one call", c, want, got, C);
     ok &= !memcmp(in_copy, c->in, nin * sizeof(*in_copy));
+
+    /* with the set's per-layer preparation (as graph.c hands it to the bands); then with a
+     * stale one (made from a layer with other weights) and with each other set's, which the
+     * kernels must ignore */
+    if (!inplace && s->dsp.prep_layer && s->dsp.prep_free) {
+        Case cp = *c;
+        void *prep = s->dsp.prep_layer(l);
+        cp.l.prep = prep;
+        for (size_t e = 0; e < n; e++) got[e] = SENTINEL;
+        run_kernel(&s->dsp, &cp, got, 0, c->oh);
+        ok &= compare(s->name, "prepared", c, want, got, C);
+        if (prep) s->dsp.prep_free(prep);
+
+        const size_t nw = (size_t)l->cout * l->cin * l->kh * l->kw;
+        WaiLayer other = *l;
+        int16_t *w2 = malloc(nw * sizeof(*w2));
+        for (size_t e = 0; e < nw; e++) w2[e] = (int16_t)(l->weight[e] == 0 ? 1 : -l->weight[e] / 2);
+        other.weight = w2;
+        prep = s->dsp.prep_layer(&other);
+        cp.l.prep = prep;
+        for (size_t e = 0; e < n; e++) got[e] = SENTINEL;
+        run_kernel(&s->dsp, &cp, got, 0, c->oh);
+        ok &= compare(s->name, "stale preparation", c, want, got, C);
+        if (prep) s->dsp.prep_free(prep);
+        free(w2);
+
+        for (int k = 0; k < n_sets; k++) {
+            const WaiDsp *od = &sets[k].dsp;
+            if (&sets[k] == s || !od->prep_layer || !od->prep_free) continue;
+            prep = od->prep_layer(l);
+            cp.l.prep = prep;
+            for (size_t e = 0; e < n; e++) got[e] = SENTINEL;
+            run_kernel(&s->dsp, &cp, got, 0, c->oh);
+            ok &= compare(s->name, "another set's preparation", c, want, got, C);
+            if (prep) od->prep_free(prep);
+        }
+    }
 
     /* random bands, in random order; before each band, rows after it must be untouched */
     for (size_t e = 0; e < n; e++) got[e] = inplace ? c->in[e] : SENTINEL;
@@ -414,11 +537,25 @@ static void run_checks(int iters)
             check_case(s, &c, &sb);
             case_free(&c);
         }
+        Stat sch = { 0, 0 };
+        for (int k = 0; k < N_CHUNK_CASES; k++) {
+            Case c;
+            make_chunk(&c, &chunk_cases[k]);
+            check_case(s, &c, &sch);
+            case_free(&c);
+        }
+        for (int k = 0; k < N_IGDN_CHUNKS; k++) {
+            Case c;
+            make_igdn_chunk(&c, &igdn_chunks[k]);
+            check_case(s, &c, &sch);
+            case_free(&c);
+        }
         for (int it = 0; it < 3; it++) check_graph(s, &sgr);
         report(s->name, "conv", &sc);
         report(s->name, "convt", &st);
         report(s->name, "igdn", &sg);
         report(s->name, "bound", &sb);
+        report(s->name, "chunk", &sch);
         report(s->name, "graph", &sgr);
     }
 }
@@ -545,7 +682,7 @@ int main(int argc, char **argv)
 
     wai_dsp_init_ref(&ref);
     static const WaiKernels ks[] = { WAI_KERNELS_C, WAI_KERNELS_AVX2, WAI_KERNELS_AVX512,
-                                     WAI_KERNELS_NEON };
+                                     WAI_KERNELS_AVX512VNNI, WAI_KERNELS_NEON };
     for (size_t k = 0; k < sizeof(ks) / sizeof(ks[0]); k++) {
         Set *s = &sets[n_sets];
         s->k = ks[k];

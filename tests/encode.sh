@@ -1,23 +1,45 @@
 #!/bin/bash
-# `wai encode` with the committed model pair: round trip through `wai decode`, determinism,
-# the summary line and exit codes (0 ok, 1 bad input, 2 usage, 3 I/O).
+# `wai encode` with the committed model pairs: round trip through `wai decode`, determinism,
+# the model search (--model-dir, $WAI_MODEL_PATH) and the error naming the installed
+# qualities, PNG patterns, Y4M (file and stdin; 4:4:4 and 4:2:0), progress output, the summary
+# line and exit codes (0 ok, 1 bad input, 2 usage, 3 I/O).
 #   encode.sh WAI_CLI TEST_ENCODER MODELS_DIR
 set -u
 wai=$1; te=$2; models=$3
 . "$(dirname "$0")/lib.sh"
 "$te" --write-png "$tmp/in.png" || { echo "FAIL cannot write the test picture"; exit 1; }
+frames() { "$wai" info "$1" --model-path "$models" | awk '/frame count/ { print $3 }'; }
+fps() { "$wai" info "$1" --model-path "$models" | awk '/frame rate/ { print $3 }'; }
+# mky4m FILE W H C Y U V FRAMES: a flat Y4M picture sequence
+mky4m() {
+    local f=$1 w=$2 h=$3 c=$4 cs
+    case $c in 444) cs=$((w * h));; 420*) cs=$(( (w + 1) / 2 * ((h + 1) / 2) ));; esac
+    { printf 'YUV4MPEG2 W%d H%d F30000:1001 Ip A1:1 C%s\n' "$w" "$h" "$c"
+      for _ in $(seq "$8"); do
+          printf 'FRAME\n'
+          head -c $((w * h)) /dev/zero | tr '\0' "\\$(printf %o "$5")"
+          head -c $cs /dev/zero | tr '\0' "\\$(printf %o "$6")"
+          head -c $cs /dev/zero | tr '\0' "\\$(printf %o "$7")"
+      done; } > "$f"
+}
+# mean R G B of a raw RGB24 file
+meanrgb() { od -An -tu1 -v "$1" | tr -s ' ' '\n' | awk 'NF { s[n % 3] += $1; n++ } END { printf "%d %d %d\n", s[0] * 3 / n, s[1] * 3 / n, s[2] * 3 / n }'; }
 
 expect 0 "encode --help" -- "$wai" encode --help
-check "help names --quality" -- grep -q -- --quality "$tmp/out"
+check "help names --quality, Y4M, patterns, the search path" -- sh -c \
+    'grep -q -- --quality "$1" && grep -q Y4M "$1" && grep -q "%03d" "$1" && grep -q WAI_MODEL_PATH "$1"' sh "$tmp/out"
 expect 0 "encode q3" -- "$wai" encode "$tmp/in.png" -o "$tmp/a.wai" --quality 3 --model-dir "$models"
 check "summary line: bytes and bpp" -- grep -Eq 'a\.wai: 1 frame, [0-9]+ bytes, [0-9.]+ bpp' "$tmp/err"
+check "no progress lines when stderr is not a terminal" -- test "$(grep -c 'frame 1' "$tmp/err")" -eq 0
 expect 0 "encode again (--quality=3, -q)" -- "$wai" encode -q "$tmp/in.png" -o "$tmp/b.wai" --quality=3 --model-dir="$models"
 check "quiet: no summary" -- test ! -s "$tmp/err"
 check "encoding is deterministic" -- cmp -s "$tmp/a.wai" "$tmp/b.wai"
+check "no temporary file left beside the output" -- test -z "$(ls "$tmp" | grep '\.tmp-')"
 expect 0 "explicit --model/--analysis" -- "$wai" encode "$tmp/in.png" -o "$tmp/c.wai" --model "$models/wai-q3.whm" --analysis "$models/wai-q3.ana"
 check "same bytes as --quality 3" -- cmp -s "$tmp/a.wai" "$tmp/c.wai"
 expect 0 "two frames" -- "$wai" encode "$tmp/in.png" "$tmp/in.png" -o "$tmp/two.wai" --model-dir "$models" --fps 30000/1001
 check "summary says 2 frames" -- grep -q '2 frames' "$tmp/err"
+check "header frame count 2" -- test "$(frames "$tmp/two.wai")" = 2
 expect 0 "decode" -- "$wai" decode "$tmp/a.wai" -o "$tmp/a.rgb" --model-path "$models"
 check "decoded size is 96x80 RGB24" -- test "$(stat -c %s "$tmp/a.rgb")" -eq 23040
 expect 0 "decode two frames" -- "$wai" decode "$tmp/two.wai" -o "$tmp/two.rgb" --model-path "$models"
@@ -26,14 +48,83 @@ expect 0 "decode to PNG" -- "$wai" decode "$tmp/a.wai" -o "$tmp/a.png" --model-p
 expect 0 "info" -- "$wai" info "$tmp/two.wai" --model-path "$models"
 check "info shows 96x80" -- grep -q '96x80' "$tmp/out"
 
+# --- model search: $WAI_MODEL_PATH without --model-dir; qualities that are not there
+expect 0 "no --model-dir: found through \$WAI_MODEL_PATH" -- env WAI_MODEL_PATH="/nonexistent:$models" "$wai" encode "$tmp/in.png" -o "$tmp/env.wai"
+check "same bytes as --model-dir" -- cmp -s "$tmp/a.wai" "$tmp/env.wai"
+expect 0 "--list-qualities" -- "$wai" encode --list-qualities --model-dir "$models"
+check "lists 1, 3, 5, 7" -- test "$(cat "$tmp/out")" = "1, 3, 5, 7"
+expect 2 "quality 2 (no model pair)" -- "$wai" encode "$tmp/in.png" -o "$tmp/x.wai" --quality 2 --model-dir "$models"
+check "the error names the installed qualities" -- grep -q '1, 3, 5, 7' "$tmp/err"
+check "the error names the file and directory" -- grep -q "wai-q2.whm.*$models" "$tmp/err"
+expect 2 "quality 8 through \$WAI_MODEL_PATH" -- env WAI_MODEL_PATH="$models" "$wai" encode "$tmp/in.png" -o "$tmp/x.wai" --quality 8
+check "the error names the installed qualities" -- grep -q '1, 3, 5, 7' "$tmp/err"
+
+# --- numbered PNG patterns (from the first of 0..4 up to the first gap)
+for i in 1 2 3; do cp "$tmp/in.png" "$tmp/f-00$i.png"; done
+cp "$tmp/in.png" "$tmp/f-005.png"   # after the gap: not taken
+expect 0 "PNG pattern" -- "$wai" encode "$tmp/f-%03d.png" -o "$tmp/pat.wai" --model-dir "$models" --progress
+check "3 frames (1..3, not 5)" -- test "$(frames "$tmp/pat.wai")" = 3
+check "--progress: frame i/n, bytes, bpp" -- grep -Eq '^wai: frame 3/3, [0-9]+ bytes, [0-9.]+ bpp$' "$tmp/err"
+expect 0 "pattern and a file" -- "$wai" encode -q "$tmp/f-%03d.png" "$tmp/in.png" -o "$tmp/pat4.wai" --model-dir "$models"
+check "4 frames" -- test "$(frames "$tmp/pat4.wai")" = 4
+expect 0 "decode the pattern stream" -- "$wai" decode "$tmp/pat.wai" -o "$tmp/pat.rgb" --model-path "$models"
+check "its frames are the single picture's" -- test "$(tail -c 23040 "$tmp/pat.rgb" | sha256sum)" = "$(sha256sum < "$tmp/a.rgb")"
+expect 3 "pattern without files" -- "$wai" encode "$tmp/g-%03d.png" -o "$tmp/x.wai" --model-dir "$models"
+expect 2 "malformed pattern" -- "$wai" encode "$tmp/g-%d-%d.png" -o "$tmp/x.wai" --model-dir "$models"
+
+# --- Y4M: 4:4:4 full range (what wai decode writes), 4:2:0 limited range, stdin, frame rate
+expect 0 "decode two frames to Y4M" -- "$wai" decode "$tmp/two.wai" -o "$tmp/two.y4m" --model-path "$models"
+expect 0 "encode Y4M 4:4:4" -- "$wai" encode "$tmp/two.y4m" -o "$tmp/y444.wai" --model-dir "$models"
+check "2 frames, rate 30000/1001 from the Y4M header" -- test "$(frames "$tmp/y444.wai") $(fps "$tmp/y444.wai")" = "2 30000/1001"
+expect 0 "--fps overrides the Y4M rate" -- "$wai" encode -q "$tmp/two.y4m" -o "$tmp/y444b.wai" --model-dir "$models" --fps 24
+check "rate 24/1" -- test "$(fps "$tmp/y444b.wai")" = 24/1
+mky4m "$tmp/red.y4m" 64 48 420jpeg 81 90 240 3      # BT.601 limited-range red
+expect 0 "encode Y4M 4:2:0" -- "$wai" encode "$tmp/red.y4m" -o "$tmp/red.wai" --model-dir "$models" --quality 7 --progress
+check "progress knows the frame count of a Y4M file" -- grep -q 'frame 3/3' "$tmp/err"
+expect 0 "decode it" -- "$wai" decode "$tmp/red.wai" -o "$tmp/red.rgb" --model-path "$models"
+read -r r g b <<< "$(meanrgb "$tmp/red.rgb")"
+check "BT.601 limited red decodes reddish (mean $r $g $b)" -- test "$r" -gt 180 -a "$g" -lt 60 -a "$b" -lt 60
+mky4m "$tmp/red709.y4m" 64 48 420 63 102 240 1       # BT.709 limited-range red
+expect 0 "--matrix bt709" -- "$wai" encode "$tmp/red709.y4m" -o "$tmp/red709.wai" --model-dir "$models" --quality 7 --matrix bt709
+expect 0 "decode it" -- "$wai" decode "$tmp/red709.wai" -o "$tmp/red709.rgb" --model-path "$models"
+read -r r g b <<< "$(meanrgb "$tmp/red709.rgb")"
+check "BT.709 red decodes reddish (mean $r $g $b)" -- test "$r" -gt 180 -a "$g" -lt 60 -a "$b" -lt 60
+expect 0 "Y4M on stdin" -- sh -c '"$1" encode - -o "$2" --model-dir "$3" --quality 7 < "$4"' sh "$wai" "$tmp/red-in.wai" "$models" "$tmp/red.y4m"
+check "same bytes as from the file" -- cmp -s "$tmp/red.wai" "$tmp/red-in.wai"
+expect 0 "stream to stdout" -- "$wai" encode "$tmp/red.y4m" -o - --model-dir "$models" --quality 7
+cp "$tmp/out" "$tmp/red-out.wai"
+check "stdout stream: frame_count 0" -- test "$(frames "$tmp/red-out.wai")" = 0
+expect 0 "which decodes to the same pictures" -- "$wai" decode "$tmp/red-out.wai" -o "$tmp/red-out.rgb" --model-path "$models"
+check "same pictures" -- cmp -s "$tmp/red.rgb" "$tmp/red-out.rgb"
+printf 'YUV4MPEG2 W64 H48 F25:1 C420p10\nFRAME\n' > "$tmp/p10.y4m"
+expect 1 "10-bit Y4M" -- "$wai" encode "$tmp/p10.y4m" -o "$tmp/x.wai" --model-dir "$models"
+check "says what is supported" -- grep -q "C420p10.*not supported" "$tmp/err"
+printf 'YUV4MPEG2 W64 H48 F25:1 It C444\nFRAME\n' > "$tmp/it.y4m"
+expect 1 "interlaced Y4M" -- "$wai" encode "$tmp/it.y4m" -o "$tmp/x.wai" --model-dir "$models"
+head -c 3000 "$tmp/red.y4m" > "$tmp/cut.y4m"
+expect 1 "Y4M frame cut short" -- "$wai" encode "$tmp/cut.y4m" -o "$tmp/x.wai" --model-dir "$models"
+printf 'YUV4MPEG2 W64 F25:1 C444\n' > "$tmp/nosize.y4m"
+expect 1 "Y4M without a height" -- "$wai" encode "$tmp/nosize.y4m" -o "$tmp/x.wai" --model-dir "$models"
+head -n 1 "$tmp/red.y4m" > "$tmp/noframe.y4m"
+expect 1 "Y4M without frames" -- "$wai" encode "$tmp/noframe.y4m" -o "$tmp/x.wai" --model-dir "$models"
+expect 1 "not Y4M on stdin" -- sh -c '"$1" encode - -o "$2" --model-dir "$3" < "$4"' sh "$wai" "$tmp/x.wai" "$models" "$tmp/in.png"
+expect 1 "frames of two sizes" -- "$wai" encode "$tmp/red.y4m" "$tmp/in.png" -o "$tmp/x.wai" --model-dir "$models"
+check "says which sizes" -- grep -q '96x80.*64x48' "$tmp/err"
+expect 2 "stdin twice" -- "$wai" encode - - -o "$tmp/x.wai" --model-dir "$models"
+expect 2 "bad --matrix" -- "$wai" encode "$tmp/red.y4m" -o "$tmp/x.wai" --matrix bt2020
+
 expect 2 "no output" -- "$wai" encode "$tmp/in.png" --model-dir "$models"
 expect 2 "quality 9" -- "$wai" encode "$tmp/in.png" -o "$tmp/x.wai" --quality 9 --model-dir "$models"
 expect 2 "unknown option" -- "$wai" encode "$tmp/in.png" -o "$tmp/x.wai" --frobnicate
 expect 2 "--model without --analysis" -- "$wai" encode "$tmp/in.png" -o "$tmp/x.wai" --model "$models/wai-q3.whm"
-expect 3 "missing model pair" -- "$wai" encode "$tmp/in.png" -o "$tmp/x.wai" --quality 8 --model-dir "$models"
+expect 3 "unreadable explicit model" -- "$wai" encode "$tmp/in.png" -o "$tmp/x.wai" --model "$tmp/none.whm" --analysis "$tmp/none.ana"
 expect 3 "missing input" -- "$wai" encode "$tmp/nonexistent.png" -o "$tmp/x.wai" --model-dir "$models"
 printf 'not a png' > "$tmp/bad.png"
 expect 1 "not a PNG" -- "$wai" encode "$tmp/bad.png" -o "$tmp/x.wai" --model-dir "$models"
 check "nothing written on failure" -- test ! -e "$tmp/x.wai"
+cp "$tmp/a.wai" "$tmp/keep.wai"
+expect 1 "a failure in the second picture" -- "$wai" encode "$tmp/in.png" "$tmp/bad.png" -o "$tmp/keep.wai" --model-dir "$models"
+check "leaves an existing output untouched" -- cmp -s "$tmp/a.wai" "$tmp/keep.wai"
+check "and no temporary file" -- test -z "$(ls "$tmp" | grep '\.tmp-')"
 
 finish encode.sh

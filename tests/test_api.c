@@ -48,6 +48,8 @@ static void test_defaults(void)
     CHECK_EQ(s.threads, 0);
     CHECK_EQ(s.device, WAI_DEVICE_CPU);
     CHECK_EQ(s.device_index, 0);
+    CHECK(s.log_callback == NULL);
+    CHECK(s.log_opaque == NULL);
     int zero = 1;
     for (size_t i = 0; i < sizeof(s.reserved); i++) zero &= s.reserved[i] == 0;
     CHECK(zero);
@@ -55,8 +57,9 @@ static void test_defaults(void)
 
 static void test_kernel_names(void)
 {
-    static const char *names[] = { "auto", "reference", "c", "avx2", "avx512", "neon" };
-    for (int k = 0; k < 6; k++) {
+    static const char *names[] = { "auto", "reference", "c", "avx2", "avx512", "neon",
+                                   "avx512vnni" };
+    for (int k = 0; k < 7; k++) {
         WaiKernels out = (WaiKernels)99;
         CHECK_EQ(wai_kernels_from_name(names[k], &out), 0);
         CHECK_EQ(out, k);
@@ -359,18 +362,83 @@ static void test_eos_and_limits(void)
     CHECK_EQ(wai_get_picture(d, &pic), WAI_ERR_LIMIT);
     CHECK_EQ(wai_get_picture(d, &pic), WAI_ERR_BITSTREAM);   /* the real frame, no header */
     CHECK_EQ(wai_get_picture(d, &pic), WAI_ERR_AGAIN);
-    /* the buffer is bounded: 5 MiB at once is refused, 3 MiB accepted */
-    size_t n5 = 5u << 20, n3 = 3u << 20;
-    uint8_t *zeros = calloc(n5, 1);
-    CHECK_EQ(wai_send_data(d, zeros, n5), WAI_ERR_LIMIT);
-    CHECK_EQ(wai_send_data(d, zeros, n3), 0);
-    CHECK_EQ(wai_send_data(d, zeros, n3), WAI_ERR_LIMIT);   /* fetch first */
-    CHECK_EQ(wai_get_picture(d, &pic), WAI_ERR_BITSTREAM);
+    /* the buffer is bounded (4 MiB here) and one call may send half of it: 3 MiB at once is
+     * refused for good (LIMIT), 2 MiB twice fills it, a third 2 MiB is AGAIN with nothing
+     * taken, and fits once the pictures are fetched */
+    size_t n3 = 3u << 20, n2 = 2u << 20;
+    uint8_t *zeros = calloc(n3, 1);
+    CHECK_EQ(wai_send_data(d, zeros, n3), WAI_ERR_LIMIT);
+    CHECK(strstr(wai_decoder_last_error(d), "at most 2097152 bytes") != NULL);
+    CHECK_EQ(wai_send_data(d, zeros, n2), 0);
+    CHECK_EQ(wai_send_data(d, zeros, n2), 0);
+    CHECK_EQ(wai_send_data(d, zeros, 1), WAI_ERR_AGAIN);    /* full: fetch first */
+    CHECK_EQ(wai_send_data(d, zeros, n2), WAI_ERR_AGAIN);
+    CHECK_EQ(wai_get_picture(d, &pic), WAI_ERR_BITSTREAM); /* 4 MiB of zeros: one resync */
     CHECK_EQ(wai_get_picture(d, &pic), WAI_ERR_AGAIN);
-    CHECK_EQ(wai_send_data(d, zeros, n3), 0);
+    CHECK_EQ(wai_send_data(d, zeros, n2), 0);
+    CHECK_EQ(wai_send_data(d, zeros, n2), 0);
     free(zeros);
     wai_decoder_close(&d);
     wai_buf_free(&b);
+}
+
+/* ---- the log callback ---- */
+
+typedef struct LogSink {
+    int n;
+    int level;
+    char last[512];
+} LogSink;
+
+static void log_sink(void *opaque, int level, const char *msg)
+{
+    LogSink *ls = opaque;
+    ls->n++;
+    ls->level = level;
+    snprintf(ls->last, sizeof(ls->last), "%s", msg);
+}
+
+static void test_log_callback(void)
+{
+    WaiSettings s;
+    LogSink ls = { 0 };
+    WaiDecoder *d = NULL;
+    wai_default_settings(&s);
+    s.log_callback = log_sink;
+    s.log_opaque = &ls;
+
+    /* a failed open has no decoder to ask: the callback gets the reason */
+    s.threads = -1;
+    CHECK_EQ(wai_decoder_open(&d, &s), WAI_ERR_INVALID_ARG);
+    CHECK(d == NULL);
+    CHECK_EQ(ls.n, 1);
+    CHECK_EQ(ls.level, WAI_LOG_ERROR);
+    CHECK(strstr(ls.last, "threads -1") != NULL);
+    s.threads = 0;
+    setenv("WAI_KERNELS", "bogus", 1);
+    CHECK_EQ(wai_decoder_open(&d, &s), WAI_ERR_INVALID_ARG);
+    unsetenv("WAI_KERNELS");
+    CHECK_EQ(ls.n, 2);
+    CHECK(strstr(ls.last, "\"bogus\"") != NULL);
+
+    /* each error of a decoder: the same text wai_decoder_last_error returns; AGAIN is silent */
+    s.model_path = "/nonexistent-wai-models";
+    CHECK_EQ(wai_decoder_open(&d, &s), 0);
+    CHECK_EQ(ls.n, 2);
+    WaiPicture pic;
+    CHECK_EQ(wai_get_picture(d, &pic), WAI_ERR_AGAIN);
+    CHECK_EQ(ls.n, 2);
+    CHECK_EQ(wai_send_data(d, (const uint8_t *)"xxxxxxxxxxxxxxxxxxxxxxxxxWAIF", 29), 0);
+    CHECK_EQ(wai_get_picture(d, &pic), WAI_ERR_BITSTREAM);
+    CHECK_EQ(ls.n, 3);
+    CHECK(!strcmp(ls.last, wai_decoder_last_error(d)));
+    wai_decoder_close(&d);
+
+    /* without a callback nothing is called (and nothing crashes) */
+    s.log_callback = NULL;
+    s.threads = -1;
+    CHECK_EQ(wai_decoder_open(&d, &s), WAI_ERR_INVALID_ARG);
+    CHECK_EQ(ls.n, 3);
 }
 
 /* ---- with the tiny model ---- */
@@ -765,6 +833,7 @@ int main(void)
     test_garbage();
     test_header_errors();
     test_eos_and_limits();
+    test_log_callback();
     Fixture fx;
     if (fixture_init(&fx)) test_decode(&fx);
     else printf("test_api: tiny model not available: full decode tests skipped\n");

@@ -223,9 +223,10 @@ static void test_errors(void)
     s.quality = 9;
     CHECK_EQ(wai_encoder_open(&e, &s), WAI_ERR_INVALID_ARG);
     s.quality = 8;   /* valid quality, no such file */
-    CHECK_EQ(wai_encoder_open(&e, &s), WAI_ERR_IO);
+    CHECK_EQ(wai_encoder_open(&e, &s), WAI_ERR_MODEL_NOT_FOUND);
     CHECK(e == NULL);
     CHECK(strstr(wai_encoder_last_error(NULL), "wai-q8.whm") != NULL);
+    CHECK(strstr(wai_encoder_last_error(NULL), models) != NULL);   /* names where it looked */
     s.quality = 3;
     s.model_file = "x.whm";          /* without analysis_file */
     CHECK_EQ(wai_encoder_open(&e, &s), WAI_ERR_INVALID_ARG);
@@ -341,6 +342,95 @@ static void test_padding(void)
     free(big);
 }
 
+static int file_copy(const char *from, const char *to)
+{
+    uint8_t *buf;
+    size_t n;
+    if (wai_read_file(from, (size_t)64 << 20, &buf, &n) < 0) return -1;
+    FILE *f = fopen(to, "wb");
+    int ok = f && fwrite(buf, 1, n, f) == n;
+    if (f && fclose(f)) ok = 0;
+    free(buf);
+    return ok ? 0 : -1;
+}
+
+/* wai_encoder_available_qualities() and the model search order of wai/encoder.h. */
+static void test_search(void)
+{
+    int q[WAI_ENCODER_MAX_QUALITY + 1] = { 0 };
+    /* the committed pairs: 1, 3, 5, 7 */
+    CHECK_EQ(wai_encoder_available_qualities(models, q, WAI_ENCODER_MAX_QUALITY), 4);
+    CHECK(q[0] == 1 && q[1] == 3 && q[2] == 5 && q[3] == 7);
+    q[1] = -1;
+    CHECK_EQ(wai_encoder_available_qualities(models, q, 1), 4);   /* count, first one only */
+    CHECK(q[0] == 1 && q[1] == -1);
+    CHECK_EQ(wai_encoder_available_qualities(models, NULL, 0), 4);
+    CHECK_EQ(wai_encoder_available_qualities(models, NULL, 1), WAI_ERR_INVALID_ARG);
+    CHECK_EQ(wai_encoder_available_qualities(models, q, -1), WAI_ERR_INVALID_ARG);
+    CHECK_EQ(wai_encoder_available_qualities("/nonexistent/wai-models", q, 8), 0);
+
+    /* a directory with q2's .whm but no .ana, and q3's pair: only 3 counts; listed before
+     * the committed directory it wins for q3, and q1 still comes from the second entry */
+    char dir[] = "/tmp/wai-test-search-XXXXXX", a[1200], b[1200], list[2400];
+    CHECK(mkdtemp(dir) != NULL);
+    snprintf(a, sizeof(a), "%s/wai-q3.whm", models);
+    snprintf(b, sizeof(b), "%s/wai-q2.whm", dir);
+    CHECK_EQ(file_copy(a, b), 0);
+    snprintf(b, sizeof(b), "%s/wai-q3.whm", dir);
+    CHECK_EQ(file_copy(a, b), 0);
+    snprintf(a, sizeof(a), "%s/wai-q3.ana", models);
+    snprintf(b, sizeof(b), "%s/wai-q3.ana", dir);
+    CHECK_EQ(file_copy(a, b), 0);
+    CHECK_EQ(wai_encoder_available_qualities(dir, q, 8), 1);
+    CHECK_EQ(q[0], 3);
+    snprintf(list, sizeof(list), "%s::/nonexistent:%s", dir, models);
+    CHECK_EQ(wai_encoder_available_qualities(list, q, 8), 4);
+    WaiEncoderSettings s;
+    WaiEncoder *e = NULL;
+    wai_encoder_default_settings(&s);
+    s.model_dir = dir;
+    s.quality = 2;                   /* .whm without .ana: not found */
+    CHECK_EQ(wai_encoder_open(&e, &s), WAI_ERR_MODEL_NOT_FOUND);
+    s.model_dir = list;
+    s.quality = 1;
+    CHECK_EQ(wai_encoder_open(&e, &s), 0);
+    wai_encoder_close(&e);
+
+    /* model_dir NULL: $WAI_MODEL_PATH, then the installed directory; the same bytes as with
+     * model_dir set */
+    const char *old = getenv("WAI_MODEL_PATH");
+    char *saved = old ? strdup(old) : NULL;
+    setenv("WAI_MODEL_PATH", list, 1);
+    int nq = wai_encoder_available_qualities(NULL, q, 8);
+    CHECK(nq >= 4);
+    uint8_t rgb[W * H * 3], *s1 = NULL, *s2 = NULL;
+    size_t n1 = 0, n2 = 0;
+    make_picture(rgb, W, H, 0);
+    s.model_dir = NULL;
+    s.quality = 3;
+    CHECK_EQ(wai_encoder_open(&e, &s), 0);
+    CHECK_EQ(wai_encode_picture(e, rgb, W * 3, W, H), 0);
+    CHECK_EQ(wai_encoder_finish(e, &s1, &n1), 0);
+    wai_encoder_close(&e);
+    s.model_dir = models;
+    CHECK_EQ(wai_encoder_open(&e, &s), 0);
+    CHECK_EQ(wai_encode_picture(e, rgb, W * 3, W, H), 0);
+    CHECK_EQ(wai_encoder_finish(e, &s2, &n2), 0);
+    wai_encoder_close(&e);
+    CHECK(s1 && s2 && n1 == n2 && !memcmp(s1, s2, n1));
+    free(s1);
+    free(s2);
+    if (saved) setenv("WAI_MODEL_PATH", saved, 1);
+    else unsetenv("WAI_MODEL_PATH");
+    free(saved);
+    const char *names[] = { "wai-q2.whm", "wai-q3.whm", "wai-q3.ana" };
+    for (int i = 0; i < 3; i++) {
+        snprintf(b, sizeof(b), "%s/%s", dir, names[i]);
+        remove(b);
+    }
+    remove(dir);
+}
+
 int main(int argc, char **argv)
 {
     if (argc == 3 && !strcmp(argv[1], "--write-png")) {
@@ -352,6 +442,7 @@ int main(int argc, char **argv)
     if (argc > 1) snprintf(models, sizeof(models), "%s", argv[1]);
     else snprintf(models, sizeof(models), "%s/models", root ? root : ".");
     test_errors();
+    test_search();
     test_bad_analysis();
     test_padding();
     test_round_trip();

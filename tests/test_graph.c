@@ -334,9 +334,82 @@ static void test_synthesis(void)
     CHECK_EQ(wai_synthesis(&m, &dsp, &g, y, 0, 0, 3, 2, rgb, 11), WAI_ERR_MODEL_INVALID);
 }
 
+/* The element-wise steps after the layers (scale index and mean of wai_hyper, RGB8 of
+ * wai_synthesis) split into row ranges at 2 and 3 threads: the same bytes as the formula, for
+ * a picture large enough to be split, and a window that is not the whole picture. */
+static void test_split_rows(void)
+{
+    enum { W = 400, H = 300 };
+    uint64_t rs = 99;
+    int16_t w[9] = { 1, 0, 0, 0, 1, 0, 0, 0, 1 }, wh[6] = { 1, -1 };
+    uint8_t sh[6] = { 0 };
+    int64_t b[6] = { 0 };
+    WaiLayer gl = conv(WAI_LAYER_CONV, 3, 3, 1, 1, 0, 0), h = conv(WAI_LAYER_CONV, 1, 6, 1, 1, 0, 0);
+    gl.weight = w; gl.shift = sh; gl.bias = b;
+    h.weight = wh; h.shift = sh; h.bias = b;
+    WaiModel m;
+    memset(&m, 0, sizeof(m));
+    m.n_z = 1; m.n_y = 3;
+    m.pad_multiple = m.y_down = m.z_down = 1;
+    m.n_hs = m.n_gs = 1;
+    m.hs = &h; m.gs = &gl;
+    m.n_scales = 4;
+    m.thresholds_q12 = thr;
+    WaiGeometry g;
+    CHECK_EQ(wai_geometry(&m, W, H, &g), 0);
+    const size_t plane = (size_t)W * H;
+    int32_t *y = malloc(3 * plane * sizeof(*y));
+    for (size_t e = 0; e < 3 * plane; e++) y[e] = (int32_t)tu_range(&rs, -600, 4700);
+    const uint32_t dx = 5, dy = 7, dw = 390, dh = 290;
+    const ptrdiff_t stride = 3 * dw + 5;
+    uint8_t *rgb = malloc((size_t)stride * dh);
+    static const int threads[] = { 1, 2, 3 };
+    for (int t = 0; t < 3; t++) {
+        WaiDsp d = dsp;
+        wai_dsp_set_threads(&d, threads[t]);
+        memset(rgb, 0xEE, (size_t)stride * dh);
+        CHECK_EQ(wai_synthesis(&m, &d, &g, y, dx, dy, dw, dh, rgb, stride), 0);
+        int bad = 0;
+        for (uint32_t r = 0; r < dh; r++)
+            for (uint32_t c = 0; c < dw; c++)
+                for (int k = 0; k < 3; k++) {
+                    const int64_t v = ((int64_t)y[k * plane + (size_t)(dy + r) * W + dx + c] * 255 +
+                                       2048) >> 12;
+                    bad += rgb[r * stride + 3 * c + k] != (v < 0 ? 0 : v > 255 ? 255 : v);
+                }
+        for (uint32_t r = 0; r < dh; r++) bad += rgb[r * stride + 3 * dw] != 0xEE;
+        CHECK_EQ(bad, 0);
+    }
+    /* h_s: scale = z_hat, mean = -z_hat over W x H (z is 1 x H x W here) */
+    m.n_y = 1;
+    h.cout = 2;
+    gl.cin = 1;
+    CHECK_EQ(wai_geometry(&m, W, H, &g), 0);
+    uint8_t *idx = malloc(plane);
+    int32_t *mean = malloc(plane * sizeof(*mean));
+    for (int t = 0; t < 3; t++) {
+        WaiDsp d = dsp;
+        wai_dsp_set_threads(&d, threads[t]);
+        memset(idx, 0xEE, plane);
+        CHECK_EQ(wai_hyper(&m, &d, &g, y, idx, mean), 0);
+        int bad = 0;
+        for (size_t e = 0; e < plane; e++) {
+            const int32_t z = y[e];
+            const int k = z <= 100 ? 0 : z <= 200 ? 1 : z <= 300 ? 2 : 3;
+            bad += idx[e] != k || mean[e] != -z;
+        }
+        CHECK_EQ(bad, 0);
+    }
+    free(idx);
+    free(mean);
+    free(rgb);
+    free(y);
+}
+
 int main(void)
 {
     wai_dsp_init_ref(&dsp);
+    test_split_rows();
     test_geometry();
     test_graph_checks();
     test_run_layers();

@@ -3,12 +3,40 @@
 # load, then wai-bench (policies interleaved in one process, outputs hash-checked) and the
 # float PyTorch reference of the same topology. Usage:
 #   tools/bench-decode.sh BUILD_DIR [REPS] > log
+#   tools/bench-decode.sh --short BUILD_DIR [REPS] > log
 # BUILD_DIR must have tools/wai-bench and tools/wai-mkmodel built.
+#
+# --short (about 1-2 minutes on an idle 2-core machine, bounded to 4 minutes): ONE wai-bench
+# process, REPS (default 7) interleaved runs per policy, outputs hash-checked, medians with
+# min-max, the load average before, between and after:
+#   - convT 192->192 k5 s2, 64x64 -> 128x128, one thread, per kernel set (c, avx2, avx512,
+#     avx512vnni; sets this CPU lacks are skipped): GMAC/s wall and per CPU-second;
+#   - whole g_s at the q6 topology (N=192, M=320), 768x512: auto and avx512 kernels at one
+#     thread and at the automatic count / two threads, with the speed-up (ratio of medians).
+# A wai-bench that runs past 240 s is stopped (its finished cases are already printed).
 set -eu
-B=${1:?usage: bench-decode.sh BUILD_DIR [REPS]}
+SHORT=0
+if [ "${1:-}" = "--short" ]; then SHORT=1; shift; fi
+B=${1:?usage: bench-decode.sh [--short] BUILD_DIR [REPS]}
 REPS=${2:-3}
 SRC=$(cd "$(dirname "$0")/.." && pwd)
 MODEL=${TMPDIR:-/tmp}/wai-bench-q6.whm
+
+if [ $SHORT = 1 ]; then
+    REPS=${2:-7}
+    echo "== machine"
+    lscpu | grep -E "Model name|^CPU\(s\)|Thread|Core|Socket|L1d|L2|L3|Flags" | sed 's/^\(Flags:\).*\(avx512_vnni\).*/\1 ... \2 .../' || true
+    echo "online CPUs: $(getconf _NPROCESSORS_ONLN)"
+    echo "git: $(git -C "$SRC" rev-parse --short HEAD 2>/dev/null || echo unknown) (working tree may differ)"
+    echo "load before: $(cat /proc/loadavg 2>/dev/null || uptime)"
+    "$B/tools/wai-mkmodel" --topology q6 -o "$MODEL" > /dev/null
+    # one process: g_s first, then the kernel case (wai-bench prints the load after each case)
+    timeout 240 "$B/tools/wai-bench" --model "$MODEL" --reps "$REPS" --cases convt,gs \
+        --policies c/1,avx2/1,avx512/1,avx512vnni/1 \
+        --gs-policies auto/1,auto/0,avx512/1,avx512/2
+    echo "load after: $(cat /proc/loadavg 2>/dev/null || uptime)"
+    exit 0
+fi
 
 echo "== machine"
 lscpu | grep -E "Model name|^CPU\(s\)|Thread|Core|Socket|L1d|L2|L3" || true

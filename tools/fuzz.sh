@@ -1,44 +1,93 @@
 #!/bin/bash
 # Build the libFuzzer targets (clang, ASan + UBSan) and run each for a bounded time on its seed
 # corpus. Any crash, leak or sanitizer report fails. Prints executions per target and ends with
-# "fuzz: N passed, M failed".
+# "fuzz: N passed, M failed". Targets: tests/fuzz/fuzz_* (libwai-core, and the GStreamer plugin
+# where GStreamer is installed), then FFmpeg's target_dem_wai_fuzzer and target_dec_libwai_fuzzer
+# (tests/fuzz/ffmpeg/build.sh; WAI_SKIP_FFMPEG=1 skips them, FFMPEG_WORK/FUZZ_WORK as there).
 #   tools/fuzz.sh [SECONDS_PER_TARGET]     (default 60)
 set -u
 cd "$(dirname "$0")/.."
 secs=${1:-60}
 bdir=build-fuzz
+# GStreamer is on where it is installed (fuzz_gstparse); libgstreamer itself is not
+# instrumented, the plugin's sources are (they are compiled into the target).
 if [ ! -d $bdir ]; then
     CC=clang meson setup $bdir -Dfuzzing=true -Db_sanitize=address,undefined -Db_lundef=false \
-        -Dgstreamer=disabled -Dc_args=-fno-sanitize-recover=all >/dev/null || exit 1
+        -Dgstreamer=auto -Dc_args=-fno-sanitize-recover=all >/dev/null || exit 1
+else
+    meson configure $bdir -Dgstreamer=auto >/dev/null || exit 1   # older dirs had it disabled
 fi
-ninja -C $bdir tests/fuzz/fuzz_decode tests/fuzz/fuzz_stream tests/fuzz/fuzz_model \
-    tests/fuzz/fuzz_rans tools/wai-tiny-n64m96.whm tools/wai-micro-n8m8.whm tools/wai-mkvectors >/dev/null || exit 1
+targets="decode stream model rans ana"
+ninja -C $bdir -t targets all 2>/dev/null | grep -q '^tests/fuzz/fuzz_gstparse:' && targets="$targets gstparse"
+# WAI_FUZZ_TARGETS="decode ana ..." runs only those of the libwai/GStreamer targets
+[ -n "${WAI_FUZZ_TARGETS:-}" ] && targets=$(for t in $targets; do case " $WAI_FUZZ_TARGETS " in *" $t "*) echo $t ;; esac; done)
+ninja -C $bdir $(for t in $targets; do echo tests/fuzz/fuzz_$t; done) \
+    tools/wai-tiny-n64m96.whm tools/wai-micro-n8m8.whm tools/wai-mkvectors >/dev/null || exit 1
 export WAI_MODEL_PATH=$PWD/$bdir/tools
 export ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
-mkdir -p "$work"/{decode,stream,model,rans}
+# WAI_FUZZ_CORPUS=DIR keeps the corpora (DIR/<target>/, seeds added to what is there) and the
+# logs (DIR/logs/), for longer campaigns and tools/fuzz-coverage.sh; by default both are temporary
+corp=${WAI_FUZZ_CORPUS:-$work}
+mkdir -p "$corp" && corp=$(cd "$corp" && pwd)
+mkdir -p "$corp"/{decode,stream,model,rans,ana,gstparse}
 # decode seeds: the vector set remade with the micro model (same structure, ~1000x cheaper to
 # decode than the tiny model, so the fuzzer gets far more executions per second)
-$bdir/tools/wai-mkvectors --model $bdir/tools/wai-micro-n8m8.whm --out-dir "$work/decode" 2>/dev/null > /dev/null
-cp vectors/*.wai "$work/stream/"
-[ -d tests/fuzz/corpus-model ] && cp tests/fuzz/corpus-model/* "$work/model/" 2>/dev/null
-cp $bdir/tools/wai-micro-n8m8.whm "$work/model/"
+$bdir/tools/wai-mkvectors --model $bdir/tools/wai-micro-n8m8.whm --out-dir "$corp/decode" 2>/dev/null > /dev/null
+cp vectors/*.wai "$corp/stream/"
+[ -d tests/fuzz/corpus-model ] && cp tests/fuzz/corpus-model/* "$corp/model/" 2>/dev/null
+cp $bdir/tools/wai-micro-n8m8.whm "$corp/model/"
+# ana: a small .ana (float analysis weights) for the micro model
+python3 tests/fuzz/mkana.py $bdir/tools/wai-micro-n8m8.whm "$corp/ana/micro.ana" || exit 1
+# gstparse: the micro vectors as they are (every mode on each), and some with a control prefix
+# (byte 0: mode and options, byte 1: chunking seed; tests/fuzz/fuzz_gstparse.c)
+cp "$corp"/decode/v*.wai "$corp/gstparse/"
+for v in "$corp"/decode/v0[19]*.wai "$corp"/decode/v10*.wai; do
+    [ -f "$v" ] || continue
+    for c in 0100 0103 0205 0307 0412 1331 2609; do
+        { printf "\\x${c:0:2}\\x${c:2:2}"; cat "$v"; } > "$corp/gstparse/$c-$(basename "$v")"
+    done
+done
 passed=0; failed=0
-for t in decode stream model rans; do
-    case $t in model) maxlen=4194304 ;; *) maxlen=262144 ;; esac
-    log=$work/$t.log
-    $bdir/tests/fuzz/fuzz_$t -max_total_time="$secs" -max_len=$maxlen -rss_limit_mb=2048 \
-        -timeout=30 -dict=tests/fuzz/wai.dict -print_final_stats=1 "$work/$t" > "$log" 2>&1
+# run_target NAME BINARY CORPUS MAXLEN: fuzz for $secs seconds, PASS/FAIL line
+run_target() {
+    local log=$work/$1.log rc execs
+    "$2" -max_total_time="$secs" -max_len="$4" -rss_limit_mb=2048 -timeout=30 \
+        -dict=tests/fuzz/wai.dict -print_final_stats=1 "$3" > "$log" 2>&1
     rc=$?
     execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
+    [ -n "${WAI_FUZZ_CORPUS:-}" ] && mkdir -p "$corp/logs" && cp "$log" "$corp/logs/"
     if [ $rc -eq 0 ]; then
-        echo "PASS fuzz_$t: ${execs:-?} executions in ${secs}s, no findings"; passed=$((passed + 1))
+        echo "PASS $1: ${execs:-?} executions in ${secs}s, no findings"; passed=$((passed + 1))
     else
-        echo "FAIL fuzz_$t (rc $rc):"; grep -E "ERROR|SUMMARY|runtime error" "$log" | head -5
+        echo "FAIL $1 (rc $rc):"; grep -E "ERROR|SUMMARY|runtime error" "$log" | head -5
         mkdir -p fuzz-findings; cp "$log" fuzz-findings/; cp crash-* leak-* timeout-* oom-* fuzz-findings/ 2>/dev/null
         failed=$((failed + 1))
     fi
+}
+[ -z "${WAI_FUZZ_TARGETS:-}" ] && [ "$targets" = "${targets% gstparse}" ] && echo "SKIP fuzz_gstparse: not built (no GStreamer / gstreamer-check-1.0)"
+for t in $targets; do
+    case $t in model) maxlen=4194304 ;; ana) maxlen=1048576 ;; *) maxlen=262144 ;; esac
+    run_target fuzz_$t $bdir/tests/fuzz/fuzz_$t "$corp/$t" $maxlen
 done
+
+# FFmpeg's own fuzz targets (tools/target_dem_fuzzer.c, tools/target_dec_fuzzer.c) on the
+# patched FFmpeg, linked with this build's libwai (tests/fuzz/ffmpeg/build.sh; the source is
+# the one the FFmpeg test stage fetched). Skipped with WAI_SKIP_FFMPEG=1, like that stage.
+if [ "${WAI_SKIP_FFMPEG:-0}" = 1 ]; then
+    echo "SKIP ffmpeg fuzz targets (WAI_SKIP_FFMPEG=1)"
+elif ! ffz=$(WAI_FUZZ_BUILD=$PWD/$bdir timeout 3600 tests/fuzz/ffmpeg/build.sh 2> "$work/ffbuild.log"); then
+    echo "FAIL ffmpeg fuzz targets do not build:"; tail -5 "$work/ffbuild.log"
+    mkdir -p fuzz-findings; cp "$work/ffbuild.log" fuzz-findings/
+    failed=$((failed + 1))
+else
+    python3 tests/fuzz/ffmpeg/mkseeds.py "$corp/ff" "$corp"/decode/v*.wai || exit 1
+    for f in $ffz; do
+        t=$(basename "$f")
+        case $t in target_dem_*) c=dem ;; *) c=dec ;; esac
+        run_target "$t" "$f" "$corp/ff/$c" 262144
+    done
+fi
 rm -f crash-* leak-* timeout-* oom-*
 echo "fuzz: $passed passed, $failed failed"
 [ $failed -eq 0 ]

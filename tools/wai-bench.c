@@ -3,10 +3,14 @@
  * run's output is hashed and the program aborts if any policy's output differs from the
  * first one's (a benchmark of wrong answers is worthless). Reports median and min-max.
  *
- *   wai-bench --model q6.whm [--size 768x512] [--reps N] [--policies LIST] [--cases LIST]
+ *   wai-bench --model q6.whm [--size 768x512] [--reps N] [--policies LIST]
+ *             [--gs-policies LIST] [--cases LIST]
  *     LIST of policies: comma-separated KERNELS/THREADS, e.g. reference/1,avx512/1,avx512/0
  *       (threads 0 = automatic); default c/1,avx2/1,avx512/1,auto/1,auto/0 (those available)
+ *     --gs-policies: other policies for the gs and layers cases (default: --policies)
  *     cases: gs (whole g_s), layers (per-layer g_s profile), convt, conv, igdn
+ * After each case, for every two policies of the same kernel set with different thread
+ * counts, the speed-up (ratio of the wall medians) is printed.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -23,10 +27,14 @@
 
 typedef struct Policy {
     char name[64];
+    char kernels[32];
     WaiDsp dsp;
 } Policy;
 
-static Policy pol[MAX_POL];
+static Policy pol_k[MAX_POL], pol_g[MAX_POL];
+static int n_pol_k, n_pol_g;
+/* the policies of the case being run */
+static Policy *pol;
 static int n_pol;
 static int reps = 5;
 
@@ -117,6 +125,20 @@ static void bench_layers(const char *name, const WaiLayer *layers, uint32_t n, c
             printf("  %6.2f GMAC/s wall, %6.2f per cpu-s", macs / med * 1e-9, macs / cmed * 1e-9);
         printf("\n");
     }
+    /* speed-up of more threads over fewer, same kernel set (ratio of wall medians) */
+    for (int a = 0; a < n_pol; a++)
+        for (int b = 0; b < n_pol; b++) {
+            if (a == b || pol[a].dsp.threads >= pol[b].dsp.threads ||
+                strcmp(pol[a].kernels, pol[b].kernels))
+                continue;
+            printf("  speed-up %s -> %s: %.2fx (wall medians)\n", pol[a].name, pol[b].name,
+                   t[a][reps / 2] / t[b][reps / 2]);
+        }
+    /* the load during this case (Linux; elsewhere nothing is printed) */
+    FILE *la = fopen("/proc/loadavg", "r");
+    char buf[128];
+    if (la && fgets(buf, sizeof(buf), la)) printf("  load average after this case: %s", buf);
+    if (la) fclose(la);
     fflush(stdout);
 }
 
@@ -192,7 +214,7 @@ static int has_case(const char *list, const char *tok)
     return 0;
 }
 
-static int add_policy(const char *spec)
+static int add_policy(Policy *pols, int *np, const char *spec)
 {
     char kn[32];
     int threads = 1;
@@ -203,21 +225,23 @@ static int add_policy(const char *spec)
     kn[len] = 0;
     if (slash) threads = atoi(slash + 1);
     WaiKernels k;
-    if (wai_kernels_from_name(kn, &k) < 0 || threads < 0 || n_pol >= MAX_POL) return -1;
-    Policy *p = &pol[n_pol];
+    if (wai_kernels_from_name(kn, &k) < 0 || threads < 0 || *np >= MAX_POL) return -1;
+    Policy *p = &pols[*np];
     if (wai_dsp_init(&p->dsp, k) < 0) {
         fprintf(stderr, "wai-bench: kernel set %s not available here, skipped\n", kn);
         return 0;
     }
     const int t = wai_dsp_set_threads(&p->dsp, threads);
     snprintf(p->name, sizeof(p->name), "%s/%d%s", kn, t, threads ? "" : "(auto)");
-    n_pol++;
+    snprintf(p->kernels, sizeof(p->kernels), "%s", kn);
+    (*np)++;
     return 0;
 }
 
 int main(int argc, char **argv)
 {
     const char *model_path = NULL, *policies = "c/1,avx2/1,avx512/1,auto/1,auto/0";
+    const char *gs_policies = NULL;
     const char *cases = "gs,layers,convt,conv,igdn";
     int W = 768, H = 512;
     for (int a = 1; a < argc; a++) {
@@ -226,24 +250,30 @@ int main(int argc, char **argv)
             if (sscanf(argv[++a], "%dx%d", &W, &H) != 2 || W < 64 || H < 64) return 2;
         } else if (!strcmp(argv[a], "--reps") && a + 1 < argc) reps = atoi(argv[++a]);
         else if (!strcmp(argv[a], "--policies") && a + 1 < argc) policies = argv[++a];
+        else if (!strcmp(argv[a], "--gs-policies") && a + 1 < argc) gs_policies = argv[++a];
         else if (!strcmp(argv[a], "--cases") && a + 1 < argc) cases = argv[++a];
         else {
             fprintf(stderr, "usage: wai-bench --model M.whm [--size WxH] [--reps N] "
-                            "[--policies KERNELS/THREADS,...] [--cases gs,layers,convt,conv,igdn]\n");
+                            "[--policies KERNELS/THREADS,...] [--gs-policies KERNELS/THREADS,...]\n"
+                            "       [--cases gs,layers,convt,conv,igdn]\n");
             return 2;
         }
     }
     if (reps < 1) reps = 1;
     if (reps > MAX_REPS) reps = MAX_REPS;
-    char *pl = strdup(policies);
-    for (char *tok = strtok(pl, ","); tok; tok = strtok(NULL, ","))
-        if (add_policy(tok) < 0) {
-            fprintf(stderr, "wai-bench: bad policy '%s'\n", tok);
-            return 2;
-        }
-    free(pl);
-    if (!n_pol) return 2;
-    printf("wai-bench: %d policies, %d reps each, interleaved in rotating order\n", n_pol, reps);
+    for (int g = 0; g < 2; g++) {
+        const char *list = g ? (gs_policies ? gs_policies : policies) : policies;
+        char *pl = strdup(list);
+        for (char *tok = strtok(pl, ","); tok; tok = strtok(NULL, ","))
+            if (add_policy(g ? pol_g : pol_k, g ? &n_pol_g : &n_pol_k, tok) < 0) {
+                fprintf(stderr, "wai-bench: bad policy '%s'\n", tok);
+                return 2;
+            }
+        free(pl);
+    }
+    if (!n_pol_k || !n_pol_g) return 2;
+    printf("wai-bench: %d policies (%d for g_s), %d reps each, interleaved in rotating order\n",
+           n_pol_k, n_pol_g, reps);
 
     WaiModel *m = NULL;
     if (model_path) {
@@ -258,6 +288,8 @@ int main(int argc, char **argv)
         free(bytes);
     }
 
+    pol = pol_g;
+    n_pol = n_pol_g;
     if (m && (has_case(cases, "gs") || has_case(cases, "layers"))) {
         WaiGeometry g;
         if (wai_geometry(m, (uint32_t)W, (uint32_t)H, &g) < 0) return 3;
@@ -298,6 +330,8 @@ int main(int argc, char **argv)
         }
         free(y);
     }
+    pol = pol_k;
+    n_pol = n_pol_k;
     if (has_case(cases, "convt")) {
         WaiLayer l = synth_conv(WAI_LAYER_CONVT, 192, 192, 5, 2, 2, 1);
         int32_t *x = rand_act((size_t)192 * 64 * 64, 1 << 14);

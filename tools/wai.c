@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 
 #include <nettle/sha2.h>
 #include <png.h>
@@ -67,7 +68,7 @@ static void hex32(const uint8_t sha[32], char out[65])
 /* ---- options shared by decode, info and verify ---- */
 
 static const char common_help[] =
-    "  --kernels NAME      auto, reference, c, avx2, avx512 or neon (default auto)\n"
+    "  --kernels NAME      auto, reference, c, avx2, avx512, avx512vnni or neon (default auto)\n"
     "  --threads N         worker threads, 0 = automatic (default)\n"
     "  --model-path DIRS   ':'-separated model directories, searched first\n"
     "  --max-memory BYTES  memory budget (suffixes k, M, G: powers of 1024; default 4G)\n"
@@ -118,7 +119,7 @@ static int common_option(int argc, char **argv, int *i, WaiSettings *s)
     uint64_t u;
     if ((v = opt_value(argc, argv, i, "--kernels", &missing))) {
         if (wai_kernels_from_name(v, &s->kernels) < 0) {
-            errmsg(NULL, "unknown kernel set '%s' (auto, reference, c, avx2, avx512, neon)", v);
+            errmsg(NULL, "unknown kernel set '%s' (auto, reference, c, avx2, avx512, avx512vnni, neon)", v);
             return -1;
         }
         return 1;
@@ -215,6 +216,13 @@ static int drain(WaiDecoder *d, const char *file, int quiet, PictureFn fn, void 
     return 0;
 }
 
+/* WaiSettings.log_callback that keeps the last message (opaque: a char[512]). */
+static void capture_log(void *opaque, int level, const char *msg)
+{
+    (void)level;
+    snprintf((char *)opaque, 512, "%s", msg);
+}
+
 /* Decode `file` ("-" = stdin) in CHUNK pieces. Errors of single frames are noted and decoding
  * goes on; a header that cannot be used, an I/O error or a callback failure stops it. */
 static void decode_file(const char *file, const WaiSettings *s, int quiet, PictureFn fn,
@@ -230,16 +238,14 @@ static void decode_file(const char *file, const WaiSettings *s, int quiet, Pictu
         return;
     }
     WaiDecoder *d = NULL;
-    int r = wai_decoder_open(&d, s);
+    WaiSettings so = *s;   /* the library says why an open fails through the log callback */
+    char open_msg[512] = "";
+    so.log_callback = capture_log;
+    so.log_opaque = open_msg;
+    int r = wai_decoder_open(&d, &so);
     if (r < 0) {
-        if (r == WAI_ERR_UNSUPPORTED && s->kernels != WAI_KERNELS_AUTO)
-            snprintf(res->msg, sizeof(res->msg), "cannot create a decoder: kernel set '%s' is not "
-                     "available on this CPU or in this build", wai_kernels_name(s->kernels));
-        else if (r == WAI_ERR_NO_DEVICE)
-            snprintf(res->msg, sizeof(res->msg), "cannot create a decoder: no usable %s device "
-                     "(is a Vulkan driver installed?)", s->device == WAI_DEVICE_VULKAN ? "Vulkan" : "");
-        else
-            snprintf(res->msg, sizeof(res->msg), "cannot create a decoder: %s", wai_strerror(r));
+        snprintf(res->msg, sizeof(res->msg), "cannot create a decoder: %s",
+                 open_msg[0] ? open_msg : wai_strerror(r));
         res->err = r;
         res->open_failed = 1;
         if (!quiet) errmsg(file, "%s", res->msg);
@@ -1013,19 +1019,438 @@ static int read_png(const char *path, uint8_t **rgb, uint32_t *w, uint32_t *h)
     return 0;
 }
 
+/* ---- encode: inputs (PNG files, numbered PNG patterns, Y4M) ---- */
+
+enum { IN_PNG, IN_Y4M };
+
+typedef struct Y4mIn {
+    FILE *f;
+    int is_stdin;
+    uint32_t w, h, cw, ch;       /* luma and chroma plane sizes */
+    int planes;                  /* 1 (mono), 3, or 4 (444alpha: the alpha plane is skipped) */
+    int full_range;
+    uint32_t fps_num, fps_den;   /* 0/0: none in the header */
+    size_t frame_bytes;
+    uint8_t *buf;
+    uint64_t frames_estimate;    /* 0: unknown (a pipe) */
+} Y4mIn;
+
+typedef struct EncInput {
+    int kind;
+    char *path;                  /* malloc'ed */
+    Y4mIn y4m;
+} EncInput;
+
+typedef struct YuvMatrix { int32_t ys, yoff, crv, cbu, cgu, cgv; } YuvMatrix;
+
+/* Q16 integer weights of the YCbCr -> RGB conversion for the matrix (kr, kb) and range. */
+static YuvMatrix yuv_matrix(double kr, double kb, int full)
+{
+    const double kg = 1.0 - kr - kb, ys = full ? 1.0 : 255.0 / 219.0,
+                 cs = full ? 1.0 : 255.0 / 224.0, q = 65536.0;
+    YuvMatrix m;
+    m.ys = (int32_t)(ys * q + 0.5);   /* all positive: truncation rounds */
+    m.yoff = full ? 0 : 16;
+    m.crv = (int32_t)(2.0 * (1.0 - kr) * cs * q + 0.5);
+    m.cbu = (int32_t)(2.0 * (1.0 - kb) * cs * q + 0.5);
+    m.cgu = (int32_t)(2.0 * kb * (1.0 - kb) / kg * cs * q + 0.5);
+    m.cgv = (int32_t)(2.0 * kr * (1.0 - kr) / kg * cs * q + 0.5);
+    return m;
+}
+
+static uint8_t clamp_q16(int32_t v)
+{
+    v = (v + 32768 + (256 << 16)) >> 16;   /* rounded; the bias keeps the shift non-negative */
+    v -= 256;
+    return (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v);
+}
+
+/* One Y4M frame (planes in y->buf) to RGB8; chroma samples repeated over their 2x2 / 2x1
+ * block (siting ignored). */
+static void y4m_to_rgb(const Y4mIn *y, const YuvMatrix *m, uint8_t *rgb)
+{
+    const uint8_t *yp = y->buf, *up = yp + (size_t)y->w * y->h,
+                  *vp = up + (size_t)y->cw * y->ch;
+    const uint32_t sx = y->cw && y->cw < y->w ? 2 : 1, sy = y->ch && y->ch < y->h ? 2 : 1;
+    for (uint32_t r = 0; r < y->h; r++)
+        for (uint32_t c = 0; c < y->w; c++) {
+            int32_t Y = (int32_t)yp[(size_t)r * y->w + c] - m->yoff, U = 0, V = 0;
+            if (y->planes > 1) {
+                size_t ci = (size_t)(r / sy) * y->cw + c / sx;
+                U = (int32_t)up[ci] - 128;
+                V = (int32_t)vp[ci] - 128;
+            }
+            int32_t L = m->ys * Y;
+            uint8_t *px = rgb + ((size_t)r * y->w + c) * 3;
+            px[0] = clamp_q16(L + m->crv * V);
+            px[1] = clamp_q16(L - m->cgu * U - m->cgv * V);
+            px[2] = clamp_q16(L + m->cbu * U);
+        }
+}
+
+/* Reads a '\n'-terminated line of at most cap-1 bytes; 1 ok, 0 EOF before any byte, -1 too
+ * long or EOF inside the line. */
+static int read_line(FILE *f, char *line, size_t cap)
+{
+    size_t n = 0;
+    int ch;
+    while ((ch = getc(f)) != EOF) {
+        if (ch == '\n') {
+            line[n] = 0;
+            return 1;
+        }
+        if (n + 1 >= cap) return -1;
+        line[n++] = (char)ch;
+    }
+    return n ? -1 : 0;
+}
+
+static int parse_u32_field(const char *s, uint32_t *v)
+{
+    uint64_t u;
+    if (parse_u64(s, &u, 0) || !u || u > UINT32_MAX) return -1;
+    *v = (uint32_t)u;
+    return 0;
+}
+
+/* Opens a Y4M input and parses its stream header. Returns 0 or an exit code (message printed). */
+static int y4m_open(EncInput *in)
+{
+    Y4mIn *y = &in->y4m;
+    const char *name = in->path;
+    y->is_stdin = !strcmp(in->path, "-");
+    if (y->is_stdin) name = "<stdin>";
+    y->f = y->is_stdin ? stdin : fopen(in->path, "rb");
+    if (!y->f) {
+        errmsg(name, "%s", strerror(errno));
+        return EXIT_SYSTEM;
+    }
+    char line[1024];
+    int r = read_line(y->f, line, sizeof(line));
+    if (r <= 0 || strncmp(line, "YUV4MPEG2 ", 10)) {
+        errmsg(name, "not a Y4M stream (no 'YUV4MPEG2' header line)");
+        return EXIT_INPUT;
+    }
+    const char *cs = "420jpeg";
+    char csbuf[32];
+    uint32_t w = 0, h = 0;
+    y->full_range = 0;
+    for (char *tok = strtok(line + 10, " "); tok; tok = strtok(NULL, " ")) {
+        switch (tok[0]) {
+        case 'W':
+            if (parse_u32_field(tok + 1, &w)) goto bad;
+            break;
+        case 'H':
+            if (parse_u32_field(tok + 1, &h)) goto bad;
+            break;
+        case 'F': {
+            char *colon = strchr(tok + 1, ':');
+            if (!colon) goto bad;
+            *colon = 0;
+            if (parse_u32_field(tok + 1, &y->fps_num) || parse_u32_field(colon + 1, &y->fps_den)) {
+                y->fps_num = y->fps_den = 0;   /* F0:0 = unknown: not an error */
+                if (strcmp(tok + 1, "0") || strcmp(colon + 1, "0")) goto bad;
+            }
+            break;
+        }
+        case 'I':
+            if (strcmp(tok, "Ip") && strcmp(tok, "I?")) {
+                errmsg(name, "interlaced Y4M (%s) is not supported: progressive (Ip) only", tok);
+                return EXIT_INPUT;
+            }
+            break;
+        case 'C':
+            snprintf(csbuf, sizeof(csbuf), "%s", tok + 1);
+            cs = csbuf;
+            break;
+        case 'X':
+            if (!strcmp(tok, "XCOLORRANGE=FULL")) y->full_range = 1;
+            else if (!strcmp(tok, "XCOLORRANGE=LIMITED")) y->full_range = 0;
+            break;
+        default:   /* A (aspect) and unknown tags: ignored */
+            break;
+        }
+    }
+    if (!w || !h || w > 65536 || h > 65536) {
+        errmsg(name, "Y4M header without a valid size (W, H: 1..65536)");
+        return EXIT_INPUT;
+    }
+    y->w = w;
+    y->h = h;
+    y->planes = 3;
+    if (!strcmp(cs, "444") || !strcmp(cs, "444alpha")) {
+        y->cw = w;
+        y->ch = h;
+        if (cs[3]) y->planes = 4;
+    } else if (!strcmp(cs, "422")) {
+        y->cw = (w + 1) / 2;
+        y->ch = h;
+    } else if (!strcmp(cs, "420") || !strcmp(cs, "420jpeg") || !strcmp(cs, "420mpeg2") ||
+               !strcmp(cs, "420paldv")) {
+        y->cw = (w + 1) / 2;
+        y->ch = (h + 1) / 2;
+    } else if (!strcmp(cs, "mono")) {
+        y->cw = y->ch = 0;
+        y->planes = 1;
+    } else {
+        errmsg(name, "Y4M colour space 'C%s' is not supported: 8-bit C444, C422, C420 "
+               "(jpeg, mpeg2, paldv), C444alpha or Cmono", cs);
+        return EXIT_INPUT;
+    }
+    const uint64_t luma = (uint64_t)w * h, chroma = (uint64_t)y->cw * y->ch;
+    if (luma > ((uint64_t)1 << 28)) {
+        errmsg(name, "Y4M picture of %ux%u is too large for wai encode", w, h);
+        return EXIT_INPUT;
+    }
+    y->frame_bytes = (size_t)(luma * (y->planes == 4 ? 2 : 1) + 2 * chroma);
+    y->buf = malloc(y->frame_bytes);
+    if (!y->buf) {
+        errmsg(name, "out of memory");
+        return EXIT_SYSTEM;
+    }
+    /* a regular file without frame parameters holds (size - header) / (6 + frame) frames */
+    struct stat st;
+    long pos = y->is_stdin ? -1 : ftell(y->f);
+    if (pos > 0 && !fstat(fileno(y->f), &st) && S_ISREG(st.st_mode) && st.st_size >= pos) {
+        uint64_t rest = (uint64_t)st.st_size - (uint64_t)pos, unit = 6 + (uint64_t)y->frame_bytes;
+        if (rest % unit == 0) y->frames_estimate = rest / unit;
+    }
+    return 0;
+bad:
+    errmsg(name, "malformed Y4M header field");
+    return EXIT_INPUT;
+}
+
+/* The next Y4M frame into y->buf: 1 read, 0 end of stream, or minus an exit code. */
+static int y4m_next(EncInput *in)
+{
+    Y4mIn *y = &in->y4m;
+    const char *name = y->is_stdin ? "<stdin>" : in->path;
+    char line[256];
+    int r = read_line(y->f, line, sizeof(line));
+    if (r == 0) {
+        if (ferror(y->f)) {
+            errmsg(name, "read error: %s", strerror(errno));
+            return -EXIT_SYSTEM;
+        }
+        return 0;
+    }
+    if (r < 0 || strncmp(line, "FRAME", 5) || (line[5] && line[5] != ' ')) {
+        errmsg(name, "malformed Y4M frame header");
+        return -EXIT_INPUT;
+    }
+    if (fread(y->buf, 1, y->frame_bytes, y->f) != y->frame_bytes) {
+        if (ferror(y->f)) {
+            errmsg(name, "read error: %s", strerror(errno));
+            return -EXIT_SYSTEM;
+        }
+        errmsg(name, "Y4M frame cut short");
+        return -EXIT_INPUT;
+    }
+    return 1;
+}
+
+static void free_inputs(EncInput *ins, int n)
+{
+    for (int i = 0; ins && i < n; i++) {
+        if (ins[i].kind == IN_Y4M) {
+            if (ins[i].y4m.f && !ins[i].y4m.is_stdin) fclose(ins[i].y4m.f);
+            free(ins[i].y4m.buf);
+        }
+        free(ins[i].path);
+    }
+    free(ins);
+}
+
+static int file_exists(const char *path)
+{
+    struct stat st;
+    return !stat(path, &st);
+}
+
+/* Appends the inputs one command-line argument names: a PNG or Y4M file, '-' (Y4M on
+ * stdin) or a numbered PNG pattern. Returns 0 or an exit code (message printed). */
+static int add_input(EncInput **ins, int *n, int *cap, const char *arg)
+{
+    int pat = check_pattern(arg);
+    uint32_t first = 0, count = 1;
+    if (pat != 0 && file_exists(arg)) pat = 0;   /* a file whose name has a '%' */
+    if (pat < 0) {
+        errmsg(arg, "bad file pattern: use exactly one %%d (e.g. frame-%%03d.png)");
+        return EXIT_USAGE;
+    }
+    char path[4096];
+    if (pat) {
+        for (first = 0; first < 5; first++) {
+            format_pattern(path, sizeof(path), arg, first);
+            if (file_exists(path)) break;
+        }
+        if (first == 5) {
+            errmsg(arg, "no file matches this pattern (tried the numbers 0 to 4)");
+            return EXIT_SYSTEM;
+        }
+        for (count = 1; first + count < UINT32_MAX; count++) {
+            format_pattern(path, sizeof(path), arg, first + count);
+            if (!file_exists(path)) break;
+        }
+    }
+    for (uint32_t k = 0; k < count; k++) {
+        if (*n == *cap) {
+            int nc = *cap ? 2 * *cap : 16;
+            EncInput *t = realloc(*ins, (size_t)nc * sizeof(*t));
+            if (!t) return EXIT_SYSTEM;
+            *ins = t;
+            *cap = nc;
+        }
+        EncInput *in = &(*ins)[*n];
+        memset(in, 0, sizeof(*in));
+        if (pat) format_pattern(path, sizeof(path), arg, first + k);
+        else snprintf(path, sizeof(path), "%s", arg);
+        in->path = strdup(path);
+        if (!in->path) return EXIT_SYSTEM;
+        (*n)++;
+        if (!strcmp(arg, "-")) {
+            in->kind = IN_Y4M;
+        } else if (!pat) {   /* a single file: PNG or Y4M by its first bytes */
+            FILE *f = fopen(path, "rb");
+            char magic[9] = { 0 };
+            if (!f) {
+                errmsg(path, "%s", strerror(errno));
+                return EXIT_SYSTEM;
+            }
+            size_t got = fread(magic, 1, sizeof(magic), f);
+            fclose(f);
+            in->kind = got == 9 && !memcmp(magic, "YUV4MPEG2", 9) ? IN_Y4M : IN_PNG;
+        }
+    }
+    return 0;
+}
+
 static void encode_usage(FILE *f)
 {
     fprintf(f,
-        "usage: wai encode IN.png [IN2.png ...] -o OUT.wai [options]\n"
-        "  encodes PNG pictures (any colour type; alpha dropped), one frame each, all of the\n"
-        "  same size, into one stream; prints bytes and bits per pixel\n"
-        "  --quality N        1..8 (default 3): the model pair wai-qN.whm + wai-qN.ana\n"
-        "  --model-dir DIR    where the model pairs are (default: the installed model dir)\n"
+        "usage: wai encode INPUT... -o OUT.wai [options]\n"
+        "  encodes pictures into one stream, one frame each, all of the same size; prints\n"
+        "  frames, bytes and bits per pixel. Each INPUT is\n"
+        "    a PNG file        any colour type and depth; alpha is dropped\n"
+        "    a PNG pattern     frame-%%03d.png: the numbered files from the first of 0..4 that\n"
+        "                      exists up to the first missing number\n"
+        "    a Y4M file        or '-' for Y4M on stdin: every frame; 8-bit C444, C422, C420\n"
+        "                      (jpeg/mpeg2/paldv), C444alpha, Cmono; progressive only. YCbCr ->\n"
+        "                      RGB with the BT.601 matrix (see --matrix), limited range (Y\n"
+        "                      16..235) unless the header says XCOLORRANGE=FULL; chroma samples\n"
+        "                      are repeated over their 2x2 (4:2:0) or 2x1 (4:2:2) block\n"
+        "  -o OUT.wai         the stream ('-': stdout; frame_count 0 there). A file is written\n"
+        "                     beside OUT and renamed at the end: on failure OUT is untouched\n"
+        "  --quality N        1..8 (default 3): the model pair wai-qN.whm + wai-qN.ana from the\n"
+        "                     first directory holding both: --model-dir if given (and nothing\n"
+        "                     else), otherwise each directory of $WAI_MODEL_PATH, then the\n"
+        "                     installed models (" WAI_MODEL_DIR_HELP ")\n"
+        "  --model-dir DIRS   where the model pairs are (':'-separated directories)\n"
         "  --model FILE.whm --analysis FILE.ana   an explicit model pair instead\n"
+        "  --list-qualities   print the qualities the model search finds, then exit\n"
         "  --embed-model      put the WHM1 model into the stream\n"
-        "  --fps NUM[/DEN]    frame rate in the sequence header (default 25)\n"
+        "  --fps NUM[/DEN]    frame rate in the sequence header (default: the first Y4M\n"
+        "                     input's F field, else 25)\n"
+        "  --matrix M         bt601 (default) or bt709: the YCbCr matrix of Y4M input\n"
         "  --threads N        threads of the integer hyper-synthesis (0 = automatic)\n"
-        "  -q, --quiet        no summary line\n");
+        "  --progress         a progress line per frame (frame i/n, bytes, bpp) on stderr;\n"
+        "                     the default when stderr is a terminal (updated in place there)\n"
+        "  -q, --quiet        no progress and no summary line\n"
+        "Exit codes: 0 success, 1 invalid input, 2 usage error (also a quality that has no\n"
+        "model pair: the message lists those there are), 3 I/O error.\n");
+}
+
+/* "1, 3, 5, 7" into buf. */
+static void format_qualities(const char *model_dir, char *buf, size_t cap)
+{
+    int q[WAI_ENCODER_MAX_QUALITY];
+    int n = wai_encoder_available_qualities(model_dir, q, WAI_ENCODER_MAX_QUALITY);
+    size_t len = 0;
+    buf[0] = 0;
+    for (int i = 0; i < n && i < WAI_ENCODER_MAX_QUALITY && len < cap; i++)
+        len += (size_t)snprintf(buf + len, cap - len, "%s%d", i ? ", " : "", q[i]);
+    if (n <= 0) snprintf(buf, cap, "none");
+}
+
+typedef struct EncOut {
+    const char *path;            /* as given */
+    char *tmp;                   /* the file being written, renamed to path at the end */
+    FILE *f;
+    uint64_t bytes;
+} EncOut;
+
+static int out_write(EncOut *o, const uint8_t *data, size_t n)
+{
+    if (fwrite(data, 1, n, o->f) != n) {
+        errmsg(o->path, "write error: %s", strerror(errno));
+        return EXIT_SYSTEM;
+    }
+    o->bytes += n;
+    return 0;
+}
+
+static mode_t current_umask(void)
+{
+    mode_t m = umask(0);   /* the CLI is single-threaded */
+    umask(m);
+    return m;
+}
+
+static int out_open(EncOut *o)
+{
+    struct stat st;
+    if (!strcmp(o->path, "-")) {
+        o->f = stdout;
+        return 0;
+    }
+    if (!stat(o->path, &st) && !S_ISREG(st.st_mode)) {   /* /dev/null, a FIFO: write there */
+        o->f = fopen(o->path, "wb");
+    } else {
+        size_t n = strlen(o->path);
+        o->tmp = malloc(n + 16);
+        if (!o->tmp) return EXIT_SYSTEM;
+        memcpy(o->tmp, o->path, n);
+        memcpy(o->tmp + n, ".tmp-XXXXXX", 12);
+        int fd = mkstemp(o->tmp);
+        o->f = fd >= 0 ? fdopen(fd, "wb") : NULL;
+        if (fd >= 0 && !o->f) close(fd);
+        if (fd >= 0) (void)fchmod(fd, 0666 & ~current_umask());
+    }
+    if (!o->f) {
+        errmsg(o->path, "cannot write: %s", strerror(errno));
+        if (o->tmp) unlink(o->tmp);
+        free(o->tmp);
+        o->tmp = NULL;
+        return EXIT_SYSTEM;
+    }
+    return 0;
+}
+
+/* Finishes (ok: rename into place) or abandons the output. Returns 0 or an exit code. */
+static int out_close(EncOut *o, int ok)
+{
+    int ret = 0;
+    if (o->f && o->f != stdout) {
+        if (fclose(o->f) && ok) {
+            errmsg(o->path, "write error: %s", strerror(errno));
+            ret = EXIT_SYSTEM;
+        }
+    } else if (o->f == stdout && fflush(stdout) && ok) {
+        errmsg("<stdout>", "write error: %s", strerror(errno));
+        ret = EXIT_SYSTEM;
+    }
+    o->f = NULL;
+    if (o->tmp) {
+        if (ok && !ret && rename(o->tmp, o->path)) {
+            errmsg(o->path, "cannot rename %s into place: %s", o->tmp, strerror(errno));
+            ret = EXIT_SYSTEM;
+        }
+        if (!ok || ret) unlink(o->tmp);
+        free(o->tmp);
+        o->tmp = NULL;
+    }
+    return ret;
 }
 
 static int cmd_encode(int argc, char **argv)
@@ -1033,9 +1458,10 @@ static int cmd_encode(int argc, char **argv)
     WaiEncoderSettings s;
     wai_encoder_default_settings(&s);
     const char *outp = NULL;
-    const char **ins = calloc((size_t)argc + 1, sizeof(*ins));
-    int n_in = 0, quiet = 0;
-    if (!ins) return EXIT_SYSTEM;
+    EncInput *ins = NULL;
+    int n_in = 0, cap = 0, quiet = 0, progress = 0, list_q = 0, fps_given = 0, stdin_used = 0;
+    int ret = 0;
+    double kr = 0.299, kb = 0.114;
     for (int i = 0; i < argc; i++) {
         int missing = 0;
         const char *v;
@@ -1043,16 +1469,20 @@ static int cmd_encode(int argc, char **argv)
         const char *a = argv[i];
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             encode_usage(stdout);
-            free(ins);
+            free_inputs(ins, n_in);
             return 0;
         } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
             quiet = 1;
+        } else if (!strcmp(a, "--progress")) {
+            progress = 1;
+        } else if (!strcmp(a, "--list-qualities")) {
+            list_q = 1;
         } else if (!strcmp(a, "--embed-model")) {
             s.embed_model = 1;
         } else if (!strcmp(a, "-o")) {
             if (i + 1 >= argc) missing = 1; else outp = argv[++i];
         } else if ((v = opt_value(argc, argv, &i, "--quality", &missing))) {
-            if (parse_u64(v, &u, 0) || u < 1 || u > 8) goto bad;
+            if (parse_u64(v, &u, 0) || u < 1 || u > WAI_ENCODER_MAX_QUALITY) goto bad;
             s.quality = (int)u;
         } else if ((v = opt_value(argc, argv, &i, "--model-dir", &missing))) {
             s.model_dir = v;
@@ -1063,6 +1493,10 @@ static int cmd_encode(int argc, char **argv)
         } else if ((v = opt_value(argc, argv, &i, "--threads", &missing))) {
             if (parse_u64(v, &u, 0) || u > 64) goto bad;
             s.threads = (int)u;
+        } else if ((v = opt_value(argc, argv, &i, "--matrix", &missing))) {
+            if (!strcmp(v, "bt601")) { kr = 0.299; kb = 0.114; }
+            else if (!strcmp(v, "bt709")) { kr = 0.2126; kb = 0.0722; }
+            else goto bad;
         } else if ((v = opt_value(argc, argv, &i, "--fps", &missing))) {
             char num[32];
             const char *sl = strchr(v, '/');
@@ -1076,11 +1510,19 @@ static int cmd_encode(int argc, char **argv)
                 goto bad;
             s.fps_num = (uint32_t)u;
             s.fps_den = (uint32_t)d;
+            fps_given = 1;
         } else if (a[0] == '-' && a[1]) {
             errmsg(NULL, "encode: unknown option '%s'", a);
             goto usage_err;
         } else {
-            ins[n_in++] = a;
+            if (!strcmp(a, "-") && stdin_used++) {
+                errmsg(NULL, "encode: '-' (stdin) may be given once");
+                goto usage_err;
+            }
+            if ((ret = add_input(&ins, &n_in, &cap, a))) {
+                free_inputs(ins, n_in);
+                return ret;
+            }
         }
         if (missing) {
             errmsg(NULL, "encode: option '%s' needs a value", a);
@@ -1091,60 +1533,184 @@ bad:
         errmsg(NULL, "encode: bad value for '%s'", a);
         goto usage_err;
     }
+    if (list_q) {
+        char qs[64];
+        format_qualities(s.model_dir, qs, sizeof(qs));
+        printf("%s\n", qs);
+        free_inputs(ins, n_in);
+        return 0;
+    }
     if (!n_in || !outp) {
-        errmsg(NULL, "encode: need input PNG files and -o OUT.wai");
+        errmsg(NULL, "encode: need inputs (PNG, PNG pattern, Y4M or '-') and -o OUT.wai");
         goto usage_err;
     }
     if ((!s.model_file) != (!s.analysis_file)) {
         errmsg(NULL, "encode: --model and --analysis go together");
         goto usage_err;
     }
-    WaiEncoder *e;
+
+    /* Y4M headers first: bad input is reported before the model is loaded, and the first
+     * one's frame rate goes into the sequence header */
+    uint64_t total = 0;
+    int total_known = 1;
+    for (int k = 0; k < n_in; k++) {
+        if (ins[k].kind != IN_Y4M) {
+            total++;
+            continue;
+        }
+        if ((ret = y4m_open(&ins[k]))) goto end;
+        Y4mIn *y = &ins[k].y4m;
+        if (!y->frames_estimate) total_known = 0;
+        total += y->frames_estimate;
+        if (y->fps_num && !fps_given) {
+            s.fps_num = y->fps_num;
+            s.fps_den = y->fps_den;
+            fps_given = 1;
+        }
+    }
+
+    WaiEncoder *e = NULL;
     int r = wai_encoder_open(&e, &s);
     if (r < 0) {
-        errmsg(NULL, "encode: %s (%s)", wai_encoder_last_error(NULL), wai_strerror(r));
-        free(ins);
-        return r == WAI_ERR_INVALID_ARG ? EXIT_USAGE : r == WAI_ERR_IO ? EXIT_SYSTEM : exit_code(r);
+        if (r == WAI_ERR_MODEL_NOT_FOUND) {
+            char qs[64];
+            format_qualities(s.model_dir, qs, sizeof(qs));
+            errmsg(NULL, "encode: quality %d is not installed: %s", s.quality,
+                   wai_encoder_last_error(NULL));
+            errmsg(NULL, "encode: qualities with a model pair there: %s%s", qs,
+                   s.model_dir ? "" : " (other directories: --model-dir DIRS or $WAI_MODEL_PATH)");
+            ret = EXIT_USAGE;
+        } else {
+            errmsg(NULL, "encode: %s (%s)", wai_encoder_last_error(NULL), wai_strerror(r));
+            ret = r == WAI_ERR_INVALID_ARG ? EXIT_USAGE : r == WAI_ERR_IO ? EXIT_SYSTEM
+                                                                          : exit_code(r);
+        }
+        goto end;
     }
-    int ret = 0;
+
+    const int tty = isatty(STDERR_FILENO);
+    const int show = !quiet && (progress || tty);
+    const YuvMatrix mat_lim = yuv_matrix(kr, kb, 0), mat_full = yuv_matrix(kr, kb, 1);
+    EncOut out = { outp, NULL, NULL, 0 };
+    uint32_t fw = 0, fh = 0, frames = 0;
     uint64_t pixels = 0;
+    uint8_t *rgb = NULL;
+    size_t rgb_cap = 0;
+    int out_ok = 0;
+    if ((ret = out_open(&out))) goto enc_end;
     for (int k = 0; k < n_in && !ret; k++) {
-        uint8_t *rgb;
-        uint32_t w, h;
-        if ((ret = read_png(ins[k], &rgb, &w, &h))) break;
-        r = wai_encode_picture(e, rgb, (ptrdiff_t)w * 3, w, h);
-        free(rgb);
+        EncInput *in = &ins[k];
+        const char *name = in->kind == IN_Y4M && in->y4m.is_stdin ? "<stdin>" : in->path;
+        for (;;) {
+            uint32_t w, h;
+            if (in->kind == IN_PNG) {
+                free(rgb);
+                rgb = NULL;
+                rgb_cap = 0;
+                if ((ret = read_png(in->path, &rgb, &w, &h))) break;
+            } else {
+                int g = y4m_next(in);
+                if (g < 0) {
+                    ret = -g;
+                    break;
+                }
+                if (!g) break;
+                w = in->y4m.w;
+                h = in->y4m.h;
+                size_t need = (size_t)w * h * 3;
+                if (need > rgb_cap) {
+                    free(rgb);
+                    rgb = malloc(need);
+                    rgb_cap = rgb ? need : 0;
+                    if (!rgb) {
+                        errmsg(name, "out of memory");
+                        ret = EXIT_SYSTEM;
+                        break;
+                    }
+                }
+                y4m_to_rgb(&in->y4m, in->y4m.full_range ? &mat_full : &mat_lim, rgb);
+            }
+            if (frames && (w != fw || h != fh)) {
+                errmsg(name, "picture of %ux%u, but the stream's are %ux%u: every frame must "
+                       "have the size of the first", w, h, fw, fh);
+                ret = EXIT_INPUT;
+                break;
+            }
+            uint8_t *unit = NULL;
+            size_t usize = 0;
+            if (!frames) {
+                r = wai_encoder_header(e, w, h, 0, &unit, &usize);
+                if (r < 0) {
+                    errmsg(name, "%s (%s)", wai_encoder_last_error(e), wai_strerror(r));
+                    ret = r == WAI_ERR_INVALID_ARG ? EXIT_INPUT : exit_code(r);
+                    break;
+                }
+                ret = out_write(&out, unit, usize);
+                free(unit);
+                if (ret) break;
+                fw = w;
+                fh = h;
+            }
+            r = wai_encode_picture_unit(e, rgb, (ptrdiff_t)w * 3, w, h, &unit, &usize);
+            if (r < 0) {
+                errmsg(name, "%s (%s)", wai_encoder_last_error(e), wai_strerror(r));
+                ret = r == WAI_ERR_INVALID_ARG ? EXIT_INPUT : exit_code(r);
+                break;
+            }
+            ret = out_write(&out, unit, usize);
+            free(unit);
+            if (ret) break;
+            frames++;
+            pixels += (uint64_t)w * h;
+            if (show) {
+                char of[32] = "";
+                if (total_known && total >= frames)
+                    snprintf(of, sizeof(of), "/%" PRIu64, total);
+                fprintf(stderr, "%swai: frame %u%s, %" PRIu64 " bytes, %.4f bpp%s",
+                        tty && !progress ? "\r" : "", frames, of, out.bytes,
+                        8.0 * (double)out.bytes / (double)pixels,
+                        tty && !progress ? "\033[K" : "\n");
+                fflush(stderr);
+            }
+            if (in->kind == IN_PNG) break;
+        }
+    }
+    if (show && tty && !progress && frames) fputs("\r\033[K", stderr);
+    if (!ret && !frames) {
+        errmsg(NULL, "encode: the inputs hold no picture");
+        ret = EXIT_INPUT;
+    }
+    if (!ret && out.f != stdout) {   /* the header again, with the frame count */
+        uint8_t *hdr = NULL;
+        size_t hsize = 0;
+        r = wai_encoder_header(e, fw, fh, frames, &hdr, &hsize);
         if (r < 0) {
-            errmsg(ins[k], "%s (%s)", wai_encoder_last_error(e), wai_strerror(r));
-            ret = r == WAI_ERR_INVALID_ARG ? EXIT_INPUT : exit_code(r);
-        }
-        pixels += (uint64_t)w * h;
-    }
-    uint8_t *buf = NULL;
-    size_t size = 0;
-    if (!ret && (r = wai_encoder_finish(e, &buf, &size)) < 0) {
-        errmsg(NULL, "encode: %s", wai_encoder_last_error(e));
-        ret = EXIT_SYSTEM;
-    }
-    wai_encoder_close(&e);
-    if (!ret) {
-        FILE *f = fopen(outp, "wb");
-        int ok = f && fwrite(buf, 1, size, f) == size;
-        if (f && fclose(f)) ok = 0;
-        if (!ok) {
-            errmsg(outp, "cannot write: %s", strerror(errno));
+            errmsg(NULL, "encode: %s", wai_encoder_last_error(e));
             ret = EXIT_SYSTEM;
-        } else if (!quiet) {
-            fprintf(stderr, "wai: %s: %d frame%s, %zu bytes, %.4f bpp\n", outp, n_in,
-                    n_in == 1 ? "" : "s", size, pixels ? 8.0 * (double)size / (double)pixels : 0.0);
-        }
+        } else if (fseek(out.f, 0, SEEK_SET) == 0) {
+            ret = out_write(&out, hdr, hsize);
+            out.bytes -= hsize;
+        }   /* not seekable (a FIFO): frame_count stays 0, which the format allows */
+        free(hdr);
     }
-    free(buf);
-    free(ins);
+    out_ok = !ret;
+enc_end:
+    if (out.f) {
+        int c = out_close(&out, out_ok);
+        if (!ret) ret = c;
+    }
+    if (!ret && !quiet)
+        fprintf(stderr, "wai: %s: %u frame%s, %" PRIu64 " bytes, %.4f bpp\n",
+                strcmp(outp, "-") ? outp : "<stdout>", frames, frames == 1 ? "" : "s",
+                out.bytes, pixels ? 8.0 * (double)out.bytes / (double)pixels : 0.0);
+    free(rgb);
+    wai_encoder_close(&e);
+end:
+    free_inputs(ins, n_in);
     return ret;
 usage_err:
     encode_usage(stderr);
-    free(ins);
+    free_inputs(ins, n_in);
     return EXIT_USAGE;
 }
 /* ---- end encode ---- */
@@ -1177,7 +1743,7 @@ static void usage(FILE *f)
 {
     fprintf(f,
         "usage: wai COMMAND [options]\n"
-        "  encode IN.png -o OUT.wai  encode PNG pictures (--quality N, --model-dir DIR)\n"
+        "  encode IN... -o OUT.wai   encode PNG pictures, PNG patterns or Y4M (--quality N)\n"
         "  decode IN.wai -o OUT    decode to PNG or raw RGB24 (--sha256: conformance hash)\n"
         "  info IN.wai             print the units of a stream\n"
         "  verify MANIFEST         decode and check conformance vectors\n"

@@ -257,6 +257,13 @@ static void Flush(decoder_t *dec)
     wai_decoder_flush(sys->wai);
 }
 
+/* libwai's error details (and why an open failed) into VLC's debug log */
+static void wai_log(void *opaque, int level, const char *msg)
+{
+    (void)level;
+    msg_Dbg((decoder_t *)opaque, "libwai: %s", msg);
+}
+
 static int OpenDecoder(vlc_object_t *obj)
 {
     decoder_t *dec = (decoder_t *)obj;
@@ -274,6 +281,8 @@ static int OpenDecoder(vlc_object_t *obj)
         return VLC_ENOMEM;
 
     wai_default_settings(&s);
+    s.log_callback = wai_log;
+    s.log_opaque = dec;
     model_path = var_InheritString(dec, "wai-model-path");
     kernels = var_InheritString(dec, "wai-kernels");
     s.model_path = model_path;

@@ -166,7 +166,7 @@ mode_inspect() {
     gst-inspect-1.0 waidec > "$tmp/out" 2>&1
     for want in 'Codec/Decoder/Video' 'primary (256)' 'video/x-wai' 'format: RGB' \
             'model-path' 'threads' 'kernels' 'reference' 'avx512' 'device' 'vulkan' \
-            'max-errors' 'License                  BSD'; do
+            'max-memory' 'max-errors' 'License                  BSD'; do
         grep -q -- "$want" "$tmp/out" || fail "gst-inspect-1.0 waidec lacks '$want'"
     done
     gst-inspect-1.0 waiparse > "$tmp/out" 2>&1
@@ -309,6 +309,8 @@ mode_encode() {
     rc=$?
     if crashed "$rc" || [ "$rc" -eq 0 ]; then fail "quality=8: status $rc"; else
         grep -q 'wai-q8' "$tmp/log" || fail "quality=8: message lacks wai-q8"
+        grep -q 'qualities with a model pair there: 1, 3, 5, 7' "$tmp/log" ||
+            { cat "$tmp/log" >&2; fail "quality=8: message does not list the qualities"; }
         ok
     fi
 }

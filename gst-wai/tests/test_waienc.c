@@ -249,7 +249,44 @@ GST_START_TEST (test_missing_model)
       "%s", err->message);
   fail_unless (strstr (err->message, "wai-q3") != NULL, "%s", err->message);
   fail_unless (strstr (err->message, "/nonexistent/wai-models") != NULL, "%s", err->message);
+  fail_unless (strstr (err->message, "model pair there: none") != NULL, "%s", err->message);
   fail_unless (dbg && strstr (dbg, "model-dir") != NULL);
+  g_error_free (err);
+  g_free (dbg);
+  gst_message_unref (msg);
+  gst_object_unref (bus);
+  gst_element_set_state (pipe, GST_STATE_NULL);
+  gst_object_unref (pipe);
+}
+
+GST_END_TEST;
+
+/* A quality without a model pair in model-dir: the error lists the qualities there are. */
+GST_START_TEST (test_missing_quality)
+{
+  GstElement *pipe = gst_parse_launch ("videotestsrc num-buffers=2 ! "
+      "video/x-raw,format=RGB,width=96,height=80 ! waienc name=e ! fakesink", NULL);
+  GstElement *e;
+  GstBus *bus;
+  GstMessage *msg;
+  GError *err = NULL;
+  gchar *dbg = NULL;
+
+  fail_unless (pipe != NULL);
+  e = gst_bin_get_by_name (GST_BIN (pipe), "e");
+  g_object_set (e, "model-dir", models (), "quality", 2, NULL);
+  gst_object_unref (e);
+  fail_unless_equals_int (gst_element_set_state (pipe, GST_STATE_PLAYING),
+      GST_STATE_CHANGE_FAILURE);
+  bus = gst_element_get_bus (pipe);
+  msg = gst_bus_timed_pop_filtered (bus, 10 * GST_SECOND, GST_MESSAGE_ERROR);
+  fail_unless (msg != NULL);
+  gst_message_parse_error (msg, &err, &dbg);
+  fail_unless (g_error_matches (err, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_NOT_FOUND),
+      "%s", err->message);
+  fail_unless (strstr (err->message, "wai-q2") != NULL, "%s", err->message);
+  fail_unless (strstr (err->message, "model pair there: 1, 3, 5, 7") != NULL, "%s",
+      err->message);
   g_error_free (err);
   g_free (dbg);
   gst_message_unref (msg);
@@ -299,6 +336,7 @@ waienc_suite (void)
   tcase_add_test (tc, test_library_units);
   tcase_add_test (tc, test_output);
   tcase_add_test (tc, test_missing_model);
+  tcase_add_test (tc, test_missing_quality);
   return s;
 }
 

@@ -65,6 +65,29 @@ static int fail(WaiDecoder *d, int err, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(d->msg + n, sizeof(d->msg) - (size_t)n, fmt, ap);
     va_end(ap);
+    if (d->s.log_callback) d->s.log_callback(d->s.log_opaque, WAI_LOG_ERROR, d->msg);
+    return err;
+}
+
+/* wai_decoder_open's failures: no decoder is left to hold the message, so only the callback
+ * sees it. */
+static int open_fail(const WaiSettings *s, int err, const char *fmt, ...)
+#ifdef __GNUC__
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+static int open_fail(const WaiSettings *s, int err, const char *fmt, ...)
+{
+    if (!s->log_callback) return err;
+    char msg[512];
+    int n = snprintf(msg, sizeof(msg), "%s: ", wai_strerror(err));
+    if (n < 0 || (size_t)n >= sizeof(msg)) return err;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg + n, sizeof(msg) - (size_t)n, fmt, ap);
+    va_end(ap);
+    s->log_callback(s->log_opaque, WAI_LOG_ERROR, msg);
     return err;
 }
 
@@ -409,13 +432,17 @@ static void decoder_free(WaiDecoder *d)
 static int setup_dsp(WaiDecoder *d, const WaiSettings *s, WaiKernels k)
 {
     int r = wai_dsp_init(&d->dsp, k);
-    if (r < 0) return r;
+    if (r < 0)
+        return open_fail(s, r, "kernel set \"%s\" is not available on this CPU or build",
+                         wai_kernels_name(k));
     r = wai_dsp_set_threads(&d->dsp, s->threads);
-    if (r < 0) return r;
+    if (r < 0) return open_fail(s, r, "cannot start %d threads", s->threads);
     if (s->device == WAI_DEVICE_VULKAN) {
         char msg[256] = "";
         r = wai_vk_open(&d->vk, s->device_index, msg, sizeof(msg));
-        if (r < 0) return r == WAI_ERR_NOMEM ? r : WAI_ERR_NO_DEVICE;
+        if (r < 0)
+            return open_fail(s, r == WAI_ERR_NOMEM ? r : WAI_ERR_NO_DEVICE, "Vulkan device %d: %s",
+                             s->device_index, msg[0] ? msg : "cannot be opened");
         wai_vk_attach(d->vk, &d->dsp);
     }
     return 0;
@@ -430,14 +457,20 @@ int wai_decoder_open(WaiDecoder **out, const WaiSettings *s)
         wai_default_settings(&def);
         s = &def;
     }
-    if (!s->max_width || !s->max_height || s->threads < 0 || s->device_index < 0)
-        return WAI_ERR_INVALID_ARG;
-    if (s->device != WAI_DEVICE_CPU && s->device != WAI_DEVICE_VULKAN) return WAI_ERR_INVALID_ARG;
+    if (!s->max_width || !s->max_height)
+        return open_fail(s, WAI_ERR_INVALID_ARG, "max_width and max_height must not be 0");
+    if (s->threads < 0 || s->device_index < 0)
+        return open_fail(s, WAI_ERR_INVALID_ARG, "threads %d and device_index %d must be >= 0",
+                         s->threads, s->device_index);
+    if (s->device != WAI_DEVICE_CPU && s->device != WAI_DEVICE_VULKAN)
+        return open_fail(s, WAI_ERR_INVALID_ARG, "unknown device kind %d", (int)s->device);
     WaiKernels k;
-    if (pick_kernels(s, &k)) return WAI_ERR_INVALID_ARG;
+    if (pick_kernels(s, &k))
+        return open_fail(s, WAI_ERR_INVALID_ARG, "WAI_KERNELS=\"%s\" is not a kernel set (auto, "
+                         "reference, c, avx2, avx512, avx512vnni, neon)", getenv("WAI_KERNELS"));
 
     WaiDecoder *d = calloc(1, sizeof(*d));
-    if (!d) return WAI_ERR_NOMEM;
+    if (!d) return open_fail(s, WAI_ERR_NOMEM, "decoder context");
     d->s = *s;
     d->s.model_path = NULL;
     if (s->model_path) {
@@ -445,7 +478,7 @@ int wai_decoder_open(WaiDecoder **out, const WaiSettings *s)
         d->model_path = malloc(len + 1);
         if (!d->model_path) {
             decoder_free(d);
-            return WAI_ERR_NOMEM;
+            return open_fail(s, WAI_ERR_NOMEM, "model path copy");
         }
         memcpy(d->model_path, s->model_path, len + 1);
         d->s.model_path = d->model_path;
@@ -491,9 +524,11 @@ int wai_decoder_add_model(WaiDecoder *d, const uint8_t *buf, size_t size)
 static int buffer_append(WaiDecoder *d, const uint8_t *data, size_t size)
 {
     size_t left = d->size - d->head;
-    if (size > d->buf_limit - left)
-        return fail(d, WAI_ERR_LIMIT, "%zu buffered bytes plus %zu would exceed %zu; fetch pictures first",
-                    left, size, d->buf_limit);
+    if (size > d->buf_limit - d->max_unit)
+        return fail(d, WAI_ERR_LIMIT, "one call may send at most %zu bytes, not %zu; send smaller "
+                    "pieces", d->buf_limit - d->max_unit, size);
+    if (size > d->buf_limit - left)   /* full: nothing taken; not an error, no message */
+        return WAI_ERR_AGAIN;
     if (d->head) {
         memmove(d->buf, d->buf + d->head, left);
         d->head = 0;

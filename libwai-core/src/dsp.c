@@ -26,6 +26,7 @@ int wai_dsp_init(WaiDsp *dsp, WaiKernels k)
 #if WAI_HAVE_FAST_X86
         if (flags & WAI_CPU_AVX2) wai_dsp_init_avx2(dsp);
         if (flags & WAI_CPU_AVX512) wai_dsp_init_avx512(dsp);
+        if (flags & WAI_CPU_AVX512VNNI) wai_dsp_init_avx512vnni(dsp);
 #endif
 #if WAI_HAVE_FAST_NEON
         if (flags & WAI_CPU_NEON) wai_dsp_init_neon(dsp);
@@ -43,6 +44,14 @@ int wai_dsp_init(WaiDsp *dsp, WaiKernels k)
 #if WAI_HAVE_FAST_X86
         if (!(flags & WAI_CPU_AVX512)) return WAI_ERR_UNSUPPORTED;
         wai_dsp_init_avx512(dsp);
+        return 0;
+#else
+        return WAI_ERR_UNSUPPORTED;
+#endif
+    case WAI_KERNELS_AVX512VNNI:
+#if WAI_HAVE_FAST_X86
+        if (!(flags & WAI_CPU_AVX512VNNI)) return WAI_ERR_UNSUPPORTED;
+        wai_dsp_init_avx512vnni(dsp);
         return 0;
 #else
         return WAI_ERR_UNSUPPORTED;

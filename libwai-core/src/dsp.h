@@ -17,6 +17,14 @@ typedef struct WaiDsp {
     /* in place over n elements */
     void (*lrelu)(int32_t *x, size_t n, int32_t slope_q16);
 
+    /* Optional per-layer preparation (packed weights) shared by the row bands of one layer
+     * run: wai_run_layers() calls prep_layer(l) once before a layer's bands and hands the
+     * result to the kernels in a copy of the layer (WaiLayer.prep), then prep_free() after.
+     * NULL (from prep_layer, or no hook): the kernels prepare per call, with the same result.
+     * A kernel ignores a preparation it did not make or made for another layer. */
+    void *(*prep_layer)(const WaiLayer *l);
+    void (*prep_free)(void *prep);
+
     /* Optional whole-graph backend (a GPU): when set, wai_run_layers() hands the layer list to
      * it after the shape checks; it must produce the same integers as the kernels above.
      * shape is {c, h, w}; *out is malloc'ed by the backend, as wai_run_layers() documents. */

@@ -7,6 +7,7 @@
 void wai_dsp_init_c(WaiDsp *dsp);
 void wai_dsp_init_avx2(WaiDsp *dsp);
 void wai_dsp_init_avx512(WaiDsp *dsp);
+void wai_dsp_init_avx512vnni(WaiDsp *dsp);
 void wai_dsp_init_neon(WaiDsp *dsp);
 
 #endif

@@ -18,7 +18,11 @@
  * Transposed conv runs in polyphase form: output rows oy = s*qy + py and columns
  * ox = s*m + px of one phase (py, px) take the taps ky = py + pad (mod s), kx likewise, from
  * input row qy + (py + pad - ky)/s and column m + (px + pad - kx)/s: a stride-1 conv over
- * contiguous input columns. Conv with stride 1 is the single phase with offsets k - pad. */
+ * contiguous input columns. Conv with stride 1 is the single phase with offsets k - pad.
+ *
+ * The packed weights (and max |w|) depend only on the layer: WaiDsp.prep_layer makes them once
+ * per layer run for all of graph.c's row bands (conv_prep_layer); a call without a matching
+ * preparation (another layer's, another set's, or none) packs them itself. */
 #include <math.h>
 #include <stdlib.h>
 
@@ -147,11 +151,12 @@ typedef struct ConvCall {
     int K[MAXS][MAXS];
     double *xpack;
     double *res;
+    int wpack_shared;        /* wpack belongs to a ConvPrep, not to this call */
 } ConvCall;
 
 static void conv_call_free(ConvCall *c)
 {
-    free(c->wpack);
+    if (!c->wpack_shared) free(c->wpack);
     free(c->xpack);
     free(c->res);
     for (int a = 0; a < MAXS; a++)
@@ -293,38 +298,111 @@ static void conv_row(ConvCall *c, int32_t *out, int oh, int ow, int oy, int px, 
     }
 }
 
+/* The call-independent part of a ConvCall; -1 for geometry this path does not take. */
+static int conv_setup(ConvCall *c, const WaiLayer *l, int transposed)
+{
+    const int s = transposed ? l->stride : 1;
+    if ((!transposed && l->stride != 1) || s < 1 || s > MAXS || l->kh > MAXK || l->kw > MAXK ||
+        l->kh < 1 || l->kw < 1 || l->pad < 0 || l->pad > 14)
+        return -1;
+    memset(c, 0, sizeof(*c));
+    c->l = l;
+    phases_init(&c->py, transposed, s, l->kh, l->pad);
+    phases_init(&c->px, transposed, s, l->kw, l->pad);
+    const int small = l->cout <= NB_SMALL;
+    c->nb = small ? NB_SMALL : NB_MAIN;
+    c->tw = (small ? MB_SMALL : MB_MAIN) * VLEN;
+    c->tile = small ? tile_small : tile_main;
+    c->nob = (l->cout + c->nb - 1) / c->nb;
+    c->cw = (COL_CHUNK + c->tw - 1) / c->tw * c->tw;
+    c->wpk = c->cw + c->px.dmax - c->px.dmin;
+    c->prmax = (ROW_CHUNK - 1) / s + 2 + c->py.dmax - c->py.dmin;
+    c->cs = (size_t)c->prmax * c->wpk;
+    return 0;
+}
+
+/* Per-layer preparation (WaiDsp.prep_layer): the packed weights and max |w|, shared by the
+ * row bands of one layer run. owner tells this set's preparations from another set's. */
+static const char prep_owner;
+typedef struct ConvPrep {
+    const void *owner;
+    const int16_t *weight;   /* the layer it was made from */
+    int cin, cout, kh, kw, stride, pad, transposed;
+    int K[MAXS][MAXS];
+    size_t wphase[MAXS][MAXS];
+    double *wpack;
+    int wmax;
+} ConvPrep;
+
+static void conv_prep_free(void *p)
+{
+    ConvPrep *v = p;
+    if (v) free(v->wpack);
+    free(v);
+}
+
+static void *conv_prep_layer(const WaiLayer *l)
+{
+    if (l->type != WAI_LAYER_CONV && l->type != WAI_LAYER_CONVT) return NULL;
+    const int transposed = l->type == WAI_LAYER_CONVT;
+    ConvCall c;
+    if (conv_setup(&c, l, transposed) < 0) return NULL;
+    ConvPrep *v = calloc(1, sizeof(*v));
+    if (!v) return NULL;
+    if ((v->wmax = pack_weights(&c)) < 0) {
+        free(c.wpack);
+        free(v);
+        return NULL;
+    }
+    v->owner = &prep_owner;
+    v->weight = l->weight;
+    v->cin = l->cin; v->cout = l->cout; v->kh = l->kh; v->kw = l->kw;
+    v->stride = l->stride; v->pad = l->pad; v->transposed = transposed;
+    memcpy(v->K, c.K, sizeof(v->K));
+    memcpy(v->wphase, c.wphase, sizeof(v->wphase));
+    v->wpack = c.wpack;
+    return v;
+}
+
 /* Returns 0 when done, -1 when the caller must run the reference. */
 static int conv_fast(const WaiLayer *l, const int32_t *in, int ih, int iw, int32_t *out,
                      int oh, int ow, int oy0, int oy1, int transposed)
 {
     if (oy0 >= oy1) return 0;
-    const int s = transposed ? l->stride : 1;
-    if ((!transposed && l->stride != 1) || s < 1 || s > MAXS || l->kh > MAXK || l->kw > MAXK ||
-        l->kh < 1 || l->kw < 1 || l->pad < 0 || l->pad > 14)
-        return -1;
     for (int o = 0; o < l->cout; o++)
         if (l->bias[o] > BIAS_MAX || l->bias[o] < -BIAS_MAX) return -1;
 
     ConvCall c;
-    memset(&c, 0, sizeof(c));
-    c.l = l;
-    phases_init(&c.py, transposed, s, l->kh, l->pad);
-    phases_init(&c.px, transposed, s, l->kw, l->pad);
-    const int small = l->cout <= NB_SMALL;
-    c.nb = small ? NB_SMALL : NB_MAIN;
-    c.tw = (small ? MB_SMALL : MB_MAIN) * VLEN;
-    c.tile = small ? tile_small : tile_main;
-    c.nob = (l->cout + c.nb - 1) / c.nb;
-    c.cw = (COL_CHUNK + c.tw - 1) / c.tw * c.tw;
-    c.wpk = c.cw + c.px.dmax - c.px.dmin;
-    c.prmax = (ROW_CHUNK - 1) / s + 2 + c.py.dmax - c.py.dmin;
-    c.cs = (size_t)c.prmax * c.wpk;
+    if (conv_setup(&c, l, transposed) < 0) return -1;
+    const int s = c.py.s;
+    /* another set's preparation or another layer's is ignored (every preparation begins
+     * with a const void * owner tag) */
+    const ConvPrep *pp = l->prep;
+    const void *tag = NULL;
+    if (pp) memcpy(&tag, pp, sizeof(tag));
+#ifdef WAI_PLANTED_FAULT_FAST_PREP_STALE
+    if (pp && (tag != &prep_owner || pp->cin != l->cin || /* planted: weights not compared */
+#else
+    if (pp && (tag != &prep_owner || pp->weight != l->weight || pp->cin != l->cin ||
+#endif
+               pp->cout != l->cout || pp->kh != l->kh || pp->kw != l->kw ||
+               pp->stride != l->stride || pp->pad != l->pad || pp->transposed != transposed))
+        pp = NULL;
 
     /* the bound, on the rows this call reads */
     const int r0 = oy0 / s + c.py.dmin, r1 = (oy1 - 1) / s + c.py.dmax + 1;
     const double xmax = (double)max_abs_rows(in, l->cin, ih, iw, r0, r1);
     int r = -1;
-    const int wmax = pack_weights(&c);
+    int wmax;
+    if (pp) { /* the layer's packed weights (the same as pack_weights would make) */
+        memcpy(c.K, pp->K, sizeof(c.K));
+        memcpy(c.wphase, pp->wphase, sizeof(c.wphase));
+        c.wpack = pp->wpack;
+        c.wpack_shared = 1;
+        wmax = pp->wmax;
+    } else {
+        wmax = pack_weights(&c);
+    }
     const double terms = (double)l->cin * l->kh * l->kw;
 #ifdef WAI_PLANTED_FAULT_FAST_BOUND
     (void)xmax; (void)terms; /* planted: the exactness bound is not checked */
@@ -421,8 +499,12 @@ static int igdn_fast(const WaiLayer *l, int32_t *x, int h, int w, int y0, int y1
     double *xp = malloc((size_t)C * P * sizeof(double));
     double *res = malloc((size_t)nb * tw * sizeof(double));
     ptrdiff_t *off = malloc((size_t)C * sizeof(ptrdiff_t));
+    /* a contiguous copy of the chunk's x: the channel planes are often a multiple of 64 KiB
+     * apart, so the chunk's lines of all channels compete for the same cache sets and would
+     * be read again from far away by the last step */
+    int32_t *xc = malloc((size_t)C * P * sizeof(int32_t));
     int r = -1;
-    if (!gp || !xp || !res || !off) goto end;
+    if (!gp || !xp || !res || !off || !xc) goto end;
     for (int ob = 0; ob < nob; ob++)
         for (int j = 0; j < C; j++)
             for (int n = 0; n < nb; n++) {
@@ -437,8 +519,12 @@ static int igdn_fast(const WaiLayer *l, int32_t *x, int h, int w, int y0, int y1
         for (int j = 0; j < C; j++) {
             const int32_t *src = x + j * plane + pa;
             double *dst = xp + (size_t)j * P;
+            int32_t *cp = xc + (size_t)j * P;
             int t = 0;
-            for (; t < np; t++) dst[t] = (double)(((int64_t)src[t] * src[t] + (1 << 11)) >> 12);
+            for (; t < np; t++) {
+                cp[t] = src[t];
+                dst[t] = (double)(((int64_t)src[t] * src[t] + (1 << 11)) >> 12);
+            }
             for (; t < P; t++) dst[t] = 0;
         }
         for (int ob = 0; ob < nob; ob++) {
@@ -449,11 +535,12 @@ static int igdn_fast(const WaiLayer *l, int32_t *x, int h, int w, int y0, int y1
                 for (int n = 0; n < nn; n++) {
                     const int i = ob * nb + n;
                     int32_t *xi = x + i * plane + pa + t0;
+                    const int32_t *ci = xc + (size_t)i * P + t0; /* the same values as xi */
                     const double *rn = res + (size_t)n * tw;
                     const int64_t beta = l->beta[i]; /* n < 2^60 + 2^52: isqrt_small holds */
                     for (int t = 0; t < nt; t++) {
                         const int64_t rt = isqrt_small((int64_t)rn[t] + beta);
-                        xi[t] = wai_clamp_act(wai_rshr(xi[t] * rt, shift));
+                        xi[t] = wai_clamp_act(wai_rshr(ci[t] * rt, shift));
                     }
                 }
             }
@@ -461,6 +548,7 @@ static int igdn_fast(const WaiLayer *l, int32_t *x, int h, int w, int y0, int y1
     }
     r = 0;
 end:
+    free(xc);
     free(gp);
     free(xp);
     free(res);
@@ -478,4 +566,7 @@ void INIT_FN(WaiDsp *dsp)
     dsp->conv = conv_k;
     dsp->convt = convt_k;
     dsp->igdn = igdn_k;
+    /* conv / convT are replaced: so is the preparation hook of a set below */
+    dsp->prep_layer = conv_prep_layer;
+    dsp->prep_free = conv_prep_free;
 }

@@ -5,6 +5,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 
 #include "wai/encoder.h"
 
@@ -45,11 +46,11 @@ struct WaiEncoder {
     uint32_t n_frames, width, height;
     int streamed;         /* a unit went out through wai_encode_picture_unit() */
     size_t last_z, last_y;
-    char msg[320];
+    char msg[512];
 };
 
 /* the message of the last failed wai_encoder_open() of this thread */
-static _Thread_local char open_msg[320];
+static _Thread_local char open_msg[512];
 
 static int fail(WaiEncoder *e, int err, const char *what)
 {
@@ -174,6 +175,44 @@ static int parse_ana(WaiEncoder *e, const uint8_t *buf, size_t size)
 
 typedef struct FT { float *d; int c, h, w; } FT;
 
+/* The float loops below are written so that the compiler can vectorise them across output
+ * positions (contiguous rows, no aliasing); every output still sums bias, then input
+ * channel, ky, kx in this order, with the same operations, so vectorising does not change a
+ * bit. GCC vectorises at -O2 only loops that need no run-time checks: ask for more here. */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC push_options
+#pragma GCC optimize("tree-vectorize", "vect-cost-model=dynamic")
+#endif
+
+/* One output row: orow[ox] += wv * src[ox + m] for ox in lo..hi. */
+static void axpy_row(float *restrict orow, const float *restrict src, int m, float wv, int lo,
+                     int hi)
+{
+    for (int ox = lo; ox <= hi; ox++) orow[ox] += wv * src[ox + m];
+}
+
+/* orow[ox] += w[0]*src[0][ox+m[0]], then += w[1]*..., ..., w[4]*... for ox in lo..hi (each
+ * output gets its five products added one after the other, as five axpy_row calls would). */
+static void row5(float *restrict orow, const float *const src[5], const int m[5],
+                 const float w[5], int lo, int hi)
+{
+    const float *restrict s0 = src[0] + m[0] + lo, *restrict s1 = src[1] + m[1] + lo,
+                *restrict s2 = src[2] + m[2] + lo, *restrict s3 = src[3] + m[3] + lo,
+                *restrict s4 = src[4] + m[4] + lo;
+    const float w0 = w[0], w1 = w[1], w2 = w[2], w3 = w[3], w4 = w[4];
+    float *restrict o = orow + lo;
+    const int n = hi - lo + 1;
+    for (int j = 0; j < n; j++) {
+        float a = o[j];
+        a += w0 * s0[j];
+        a += w1 * s1[j];
+        a += w2 * s2[j];
+        a += w3 * s3[j];
+        a += w4 * s4[j];
+        o[j] = a;
+    }
+}
+
 static int conv_f(const AnaLayer *l, const FT *x, FT *y)
 {
     const int k = l->k, s = l->stride, p = l->pad;
@@ -182,33 +221,77 @@ static int conv_f(const AnaLayer *l, const FT *x, FT *y)
     y->w = (x->w + 2 * p - k) / s + 1;
     if (x->h + 2 * p < k || x->w + 2 * p < k) return WAI_ERR_MODEL_INVALID;
     const size_t plane = (size_t)y->h * (size_t)y->w, iplane = (size_t)x->h * (size_t)x->w;
+    /* the input split into s column phases: ph[i][iy][r][j] = x[i][iy][j * s + r], so that a
+     * tap's samples for consecutive ox are contiguous */
+    const int pw = (x->w + s - 1) / s;
+    const size_t prow = (size_t)s * pw, pplane = (size_t)x->h * prow;
+    float *ph = calloc((size_t)x->c * pplane, sizeof(float));
     y->d = malloc((size_t)y->c * plane * sizeof(float));
-    if (!y->d) return WAI_ERR_NOMEM;
+    if (!y->d || !ph) {
+        free(ph);
+        free(y->d);
+        y->d = NULL;
+        return WAI_ERR_NOMEM;
+    }
+    for (int i = 0; i < x->c; i++)
+        for (int iy = 0; iy < x->h; iy++) {
+            const float *row = x->d + (size_t)i * iplane + (size_t)iy * x->w;
+            float *dst = ph + (size_t)i * pplane + (size_t)iy * prow;
+            for (int r = 0; r < s; r++)
+                for (int j = 0; j * s + r < x->w; j++) dst[(size_t)r * pw + j] = row[j * s + r];
+        }
+    /* per tap kx: the ox range lo..hi with 0 <= ox*s - p + kx < W, and the phase row r and
+     * shift m with ox*s - p + kx = (ox + m)*s + r, 0 <= r < s; LO..HI: all taps inside */
+    size_t rr[15];
+    int lo[15], hi[15], mm[15], LO = 0, HI = y->w - 1;
+    for (int kx = 0; kx < k; kx++) {
+        lo[kx] = p - kx > 0 ? (p - kx + s - 1) / s : 0;
+        hi[kx] = (x->w - 1 + p - kx) >= 0 ? (x->w - 1 + p - kx) / s : -1;
+        if (hi[kx] > y->w - 1) hi[kx] = y->w - 1;
+        const int q = kx - p, r = ((q % s) + s) % s;
+        mm[kx] = (q - r) / s;
+        rr[kx] = (size_t)r * pw;
+        if (lo[kx] > LO) LO = lo[kx];
+        if (hi[kx] < HI) HI = hi[kx];
+    }
     for (int o = 0; o < y->c; o++) {
         float *out = y->d + (size_t)o * plane;
         for (size_t j = 0; j < plane; j++) out[j] = l->b[o];
         for (int i = 0; i < l->cin; i++) {
-            const float *in = x->d + (size_t)i * iplane;
+            const float *in = ph + (size_t)i * pplane;
             const float *w = l->w + ((size_t)o * l->cin + i) * (size_t)(k * k);
             for (int ky = 0; ky < k; ky++) {
                 /* output rows whose input row oy*s - p + ky is inside */
                 for (int oy = 0; oy < y->h; oy++) {
                     int iy = oy * s - p + ky;
                     if (iy < 0 || iy >= x->h) continue;
-                    const float *row = in + (size_t)iy * x->w;
                     float *orow = out + (size_t)oy * y->w;
-                    for (int kx = 0; kx < k; kx++) {
-                        const float wv = w[ky * k + kx];
-                        /* ox range with 0 <= ox*s - p + kx < W */
-                        int lo = p - kx > 0 ? (p - kx + s - 1) / s : 0;
-                        int hi = (x->w - 1 + p - kx) >= 0 ? (x->w - 1 + p - kx) / s : -1;
-                        if (hi > y->w - 1) hi = y->w - 1;
-                        for (int ox = lo; ox <= hi; ox++) orow[ox] += wv * row[ox * s - p + kx];
+                    const float *src[15];
+                    for (int kx = 0; kx < k; kx++) src[kx] = in + (size_t)iy * prow + rr[kx];
+                    if (k != 5 || LO > HI) {
+                        for (int kx = 0; kx < k; kx++)
+                            axpy_row(orow, src[kx], mm[kx], w[ky * k + kx], lo[kx], hi[kx]);
+                        continue;
                     }
+                    /* 5 taps: all of them at once where all are inside, tap by tap (in the
+                     * same order) at the edges */
+                    for (int ox = 0; ox < y->w; ox++) {
+                        if (ox == LO) ox = HI + 1;
+                        if (ox >= y->w) break;
+#ifdef WAI_PLANTED_FAULT_ENC_CONV_EDGE
+                        for (int kx = 0; kx < k - 1; kx++)   /* planted: the last tap is lost */
+#else
+                        for (int kx = 0; kx < k; kx++)
+#endif
+                            if (ox >= lo[kx] && ox <= hi[kx])
+                                orow[ox] += w[ky * k + kx] * src[kx][ox + mm[kx]];
+                    }
+                    row5(orow, src, mm, w + ky * k, LO, HI);
                 }
             }
         }
     }
+    free(ph);
     return 0;
 }
 
@@ -237,8 +320,7 @@ static int gdn_f(const AnaLayer *l, FT *x)
         for (int j = 0; j < c; j++) {
             const float g = l->gamma[(size_t)i * c + j];
             if (g == 0) continue;
-            const float *s = sq + (size_t)j * plane;
-            for (size_t p = 0; p < plane; p++) norm[p] += g * s[p];
+            axpy_row(norm, sq + (size_t)j * plane, 0, g, 0, (int)plane - 1);
         }
         float *xi = x->d + (size_t)i * plane;
         for (size_t p = 0; p < plane; p++) xi[p] /= sqrtf(norm[p]);
@@ -268,6 +350,64 @@ static int run_f(const AnaLayer *l, uint32_t n, FT *t)
     return 0;
 }
 
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC pop_options
+#endif
+
+/* ---- model search (the order is documented in wai/encoder.h) ---- */
+
+static int is_regular_file(const char *path)
+{
+    struct stat st;
+    return !stat(path, &st) && S_ISREG(st.st_mode);
+}
+
+/* 1 if <dir>/wai-q<q>.whm and .ana are both regular files (paths in whm, ana), else 0. */
+static int pair_in_dir(const char *dir, size_t dlen, int q, char whm[4096], char ana[4096])
+{
+    if (!dlen || dlen > 4000) return 0;
+    snprintf(whm, 4096, "%.*s/wai-q%d.whm", (int)dlen, dir, q);
+    snprintf(ana, 4096, "%.*s/wai-q%d.ana", (int)dlen, dir, q);
+#ifdef WAI_PLANTED_FAULT_ENC_PAIR_WHM_ONLY
+    return is_regular_file(whm);   /* planted: the .ana is not required */
+#else
+    return is_regular_file(whm) && is_regular_file(ana);
+#endif
+}
+
+/* The first directory of the search path with the pair of quality q: 1 (paths set) or 0. */
+static int find_pair(const char *model_dir, int q, char whm[4096], char ana[4096])
+{
+    const char *lists[2] = { model_dir, NULL };
+    if (!model_dir) {
+        lists[0] = getenv("WAI_MODEL_PATH");
+        lists[1] = WAI_MODEL_DIR;
+    }
+    for (int i = 0; i < 2; i++) {
+        const char *list = lists[i];
+        while (list && *list) {
+            const char *end = strchr(list, ':');
+            size_t len = end ? (size_t)(end - list) : strlen(list);
+            if (pair_in_dir(list, len, q, whm, ana)) return 1;
+            list = end ? end + 1 : NULL;
+        }
+    }
+    return 0;
+}
+
+int wai_encoder_available_qualities(const char *model_dir, int *list, int max)
+{
+    if (max < 0 || (max > 0 && !list)) return WAI_ERR_INVALID_ARG;
+    char whm[4096], ana[4096];
+    int n = 0;
+    for (int q = 1; q <= WAI_ENCODER_MAX_QUALITY; q++) {
+        if (!find_pair(model_dir, q, whm, ana)) continue;
+        if (n < max) list[n] = q;
+        n++;
+    }
+    return n;
+}
+
 /* ---- open / close ---- */
 
 int wai_encoder_open(WaiEncoder **out, const WaiEncoderSettings *s)
@@ -275,7 +415,7 @@ int wai_encoder_open(WaiEncoder **out, const WaiEncoderSettings *s)
     if (!out) return WAI_ERR_INVALID_ARG;
     *out = NULL;
     if (!s || ((!s->model_file) != (!s->analysis_file)) ||
-        (!s->model_file && (s->quality < 1 || s->quality > 8)) || !s->fps_num || !s->fps_den ||
+        (!s->model_file && (s->quality < 1 || s->quality > WAI_ENCODER_MAX_QUALITY)) || !s->fps_num || !s->fps_den ||
         s->threads < 0)
         return WAI_ERR_INVALID_ARG;
     WaiEncoder *e = calloc(1, sizeof(*e));
@@ -283,19 +423,29 @@ int wai_encoder_open(WaiEncoder **out, const WaiEncoderSettings *s)
     e->s = *s;
     e->s.model_dir = e->s.model_file = e->s.analysis_file = NULL;  /* not kept */
     wai_buf_init(&e->frames);
+    int ret_nf = 0;
     char whm_path[4096], ana_path[4096];
     if (s->model_file) {
         snprintf(whm_path, sizeof(whm_path), "%s", s->model_file);
         snprintf(ana_path, sizeof(ana_path), "%s", s->analysis_file);
-    } else {
-        const char *dir = s->model_dir ? s->model_dir : WAI_MODEL_DIR;
-        snprintf(whm_path, sizeof(whm_path), "%s/wai-q%d.whm", dir, s->quality);
-        snprintf(ana_path, sizeof(ana_path), "%s/wai-q%d.ana", dir, s->quality);
+    } else if (!find_pair(s->model_dir, s->quality, whm_path, ana_path)) {
+        const char *env = getenv("WAI_MODEL_PATH");
+        if (s->model_dir)
+            snprintf(e->msg, sizeof(e->msg), "no model pair wai-q%d.whm + wai-q%d.ana in %.300s",
+                     s->quality, s->quality, s->model_dir);
+        else
+            snprintf(e->msg, sizeof(e->msg),
+                     "no model pair wai-q%d.whm + wai-q%d.ana in $WAI_MODEL_PATH (%.200s) or "
+                     "%.200s", s->quality, s->quality, env && *env ? env : "unset",
+                     WAI_MODEL_DIR);
+        ret_nf = WAI_ERR_MODEL_NOT_FOUND;
     }
     uint8_t *buf = NULL;
     size_t size = 0;
     char detail[256] = "";
-    int ret = wai_read_file(whm_path, MODEL_MAX_BYTES, &buf, &size);
+    int ret = ret_nf;
+    if (ret < 0) goto err;
+    ret = wai_read_file(whm_path, MODEL_MAX_BYTES, &buf, &size);
     if (ret < 0) {
         snprintf(e->msg, sizeof(e->msg), "cannot read %.280s", whm_path);
         goto err;

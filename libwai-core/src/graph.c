@@ -171,7 +171,7 @@ typedef struct LayerWork {
 } LayerWork;
 
 /* Bands per thread: more than one evens out threads slowed by other load on the machine. */
-#define BANDS_PER_THREAD 2
+#define BANDS_PER_THREAD 4
 /* Below this many multiply-adds (or elements) a layer runs on the calling thread alone. */
 #define MIN_PARALLEL_WORK (1 << 18)
 
@@ -224,16 +224,28 @@ static void run_layer(const WaiDsp *dsp, WaiPool **pool, const WaiLayer *l, cons
                       WaiShape s, int32_t *out, WaiShape os, size_t n_out)
 {
     LayerWork w = { dsp, l, in, s, os, out, n_out, 1 };
+    /* the kernel set's per-layer preparation, shared by the bands (in a copy of the layer) */
+    WaiLayer lc;
+    void *prep = NULL;
+    if (dsp->prep_layer && dsp->prep_free &&
+        (l->type == WAI_LAYER_CONV || l->type == WAI_LAYER_CONVT) && (prep = dsp->prep_layer(l))) {
+        lc = *l;
+        lc.prep = prep;
+        w.l = &lc;
+    }
     if (dsp->threads > 1 && layer_work(l, os, n_out) >= MIN_PARALLEL_WORK) {
         if (!*pool && wai_pool_create(pool, dsp->threads) < 0) *pool = NULL;
         const int bands = wai_pool_threads(*pool) * BANDS_PER_THREAD;
         w.n_jobs = l->type == WAI_LAYER_LRELU ? bands : (os.h < bands ? os.h : bands);
     }
     wai_pool_run(*pool, layer_band, &w, w.n_jobs);
+    if (prep) dsp->prep_free(prep);
 }
 
-int wai_run_layers(const WaiDsp *dsp, const WaiLayer *layers, uint32_t n, const int32_t *in,
-                   WaiShape s, int32_t **out, WaiShape *os)
+/* wai_run_layers() with the caller's pool: *pool may be started here (run_layer) and is left
+ * running for the caller's own split work; the caller destroys it. */
+static int run_layers_pool(const WaiDsp *dsp, WaiPool **pool, const WaiLayer *layers, uint32_t n,
+                           const int32_t *in, WaiShape s, int32_t **out, WaiShape *os)
 {
     WaiShape fs;
     size_t pair, ne;
@@ -254,7 +266,6 @@ int wai_run_layers(const WaiDsp *dsp, const WaiLayer *layers, uint32_t n, const 
      * freed. The caller's input is never written: an in-place first layer copies it. */
     const int32_t *cur = in;
     int32_t *owned = NULL;
-    WaiPool *pool = NULL; /* threads live for this call (run_layer starts them) */
     for (uint32_t k = 0; k < n; k++) {
         const WaiLayer *l = &layers[k];
         WaiShape ns;
@@ -265,12 +276,11 @@ int wai_run_layers(const WaiDsp *dsp, const WaiLayer *layers, uint32_t n, const 
             if (!(dst = malloc(ne * sizeof(*dst)))) { r = WAI_ERR_NOMEM; goto fail; }
             if (in_place) memcpy(dst, cur, ne * sizeof(*dst));
         }
-        run_layer(dsp, &pool, l, cur, s, dst, ns, ne);
+        run_layer(dsp, pool, l, cur, s, dst, ns, ne);
         if (dst != owned) free(owned);
         cur = owned = dst;
         s = ns;
     }
-    wai_pool_destroy(&pool);
     if (!owned) { /* an empty list: the output is a copy */
         if ((r = shape_elems(s, &ne)) < 0) return r;
         if (!(owned = malloc(ne * sizeof(*owned)))) return WAI_ERR_NOMEM;
@@ -280,9 +290,47 @@ int wai_run_layers(const WaiDsp *dsp, const WaiLayer *layers, uint32_t n, const 
     *os = s;
     return 0;
 fail:
-    wai_pool_destroy(&pool);
     free(owned);
     return r;
+}
+
+int wai_run_layers(const WaiDsp *dsp, const WaiLayer *layers, uint32_t n, const int32_t *in,
+                   WaiShape s, int32_t **out, WaiShape *os)
+{
+    WaiPool *pool = NULL; /* threads live for this call (run_layer starts them) */
+    const int r = run_layers_pool(dsp, &pool, layers, n, in, s, out, os);
+    wai_pool_destroy(&pool);
+    return r;
+}
+
+/* Element-wise work after the layers (scale index, RGB8 conversion), split into row ranges
+ * on the pool the layers used (started here if they did not and the work is large enough).
+ * Each element's result depends only on its own inputs: any split gives the same bytes. */
+typedef struct RowsWork {
+    void (*fn)(void *ctx, uint32_t r0, uint32_t r1);
+    void *ctx;
+    uint32_t rows;
+    int n_jobs;
+} RowsWork;
+
+static void rows_job(void *ctx, int j)
+{
+    const RowsWork *w = ctx;
+    const uint32_t r0 = (uint32_t)((uint64_t)w->rows * j / w->n_jobs);
+    const uint32_t r1 = (uint32_t)((uint64_t)w->rows * (j + 1) / w->n_jobs);
+    if (r0 < r1) w->fn(w->ctx, r0, r1);
+}
+
+static void run_rows(const WaiDsp *dsp, WaiPool **pool, uint32_t rows, double work,
+                     void (*fn)(void *ctx, uint32_t r0, uint32_t r1), void *ctx)
+{
+    RowsWork w = { fn, ctx, rows, 1 };
+    if (dsp->threads > 1 && work >= MIN_PARALLEL_WORK && rows > 1) {
+        if (!*pool && wai_pool_create(pool, dsp->threads) < 0) *pool = NULL;
+        const int bands = wai_pool_threads(*pool) * BANDS_PER_THREAD;
+        w.n_jobs = rows < (uint32_t)bands ? (int)rows : bands;
+    }
+    wai_pool_run(*pool, rows_job, &w, w.n_jobs);
 }
 
 int wai_scale_index(const WaiModel *m, int32_t scale_q12)
@@ -304,31 +352,73 @@ int wai_scale_index(const WaiModel *m, int32_t scale_q12)
     return (int)lo;
 }
 
+typedef struct HyperOut {
+    const WaiModel *m;
+    const int32_t *p;
+    uint8_t *y_index;
+    int32_t *y_mean;
+    size_t ny, w;
+} HyperOut;
+
+static void hyper_rows(void *ctx, uint32_t r0, uint32_t r1)
+{
+    const HyperOut *h = ctx;
+    for (size_t e = (size_t)r0 * h->w; e < (size_t)r1 * h->w; e++) {
+        h->y_index[e] = (uint8_t)wai_scale_index(h->m, h->p[e]);
+        h->y_mean[e] = h->p[h->ny + e];
+    }
+}
+
 int wai_hyper(const WaiModel *m, const WaiDsp *dsp, const WaiGeometry *g, const int32_t *z_hat,
               uint8_t *y_index, int32_t *y_mean)
 {
     int32_t *p;
     WaiShape ps;
-    int r = wai_run_layers(dsp, m->hs, m->n_hs, z_hat, g->z, &p, &ps);
-    if (r < 0) return r;
+    WaiPool *pool = NULL;
+    int r = run_layers_pool(dsp, &pool, m->hs, m->n_hs, z_hat, g->z, &p, &ps);
+    if (r < 0) goto end;
     if (!shape_eq(ps, (WaiShape){ 2 * g->y.c, g->y.h, g->y.w })) {
         free(p);
-        return WAI_ERR_MODEL_INVALID;
+        r = WAI_ERR_MODEL_INVALID;
+        goto end;
     }
-    /* spec 6: channels [0, n_y) are scales, [n_y, 2 n_y) means */
-    const size_t ny = (size_t)g->y.c * g->y.h * g->y.w;
-    for (size_t e = 0; e < ny; e++) {
-        y_index[e] = (uint8_t)wai_scale_index(m, p[e]);
-        y_mean[e] = p[ny + e];
-    }
+    /* spec 6: channels [0, n_y) are scales, [n_y, 2 n_y) means; split by rows of all
+     * channels (row = channel * Hy + y) */
+    HyperOut h = { m, p, y_index, y_mean, (size_t)g->y.c * g->y.h * g->y.w, (size_t)g->y.w };
+    run_rows(dsp, &pool, (uint32_t)g->y.c * (uint32_t)g->y.h, (double)h.ny * 8, hyper_rows, &h);
     free(p);
-    return 0;
+end:
+    wai_pool_destroy(&pool);
+    return r;
 }
 
 static inline uint8_t to_rgb8(int32_t v)
 {
     const int64_t c = ((int64_t)v * 255 + (1 << 11)) >> 12;
     return (uint8_t)(c < 0 ? 0 : c > 255 ? 255 : c);
+}
+
+typedef struct RgbOut {
+    const int32_t *p;
+    size_t plane;
+    uint32_t wp, dx, dy, dw;
+    uint8_t *rgb;
+    ptrdiff_t stride;
+} RgbOut;
+
+static void rgb_rows(void *ctx, uint32_t r0, uint32_t r1)
+{
+    const RgbOut *o = ctx;
+    for (uint32_t row = r0; row < r1; row++) {
+        const int32_t *src = o->p + (size_t)(o->dy + row) * o->wp + o->dx;
+        uint8_t *dst = o->rgb + (ptrdiff_t)row * o->stride;
+#ifdef WAI_PLANTED_FAULT_FAST_RGB_BAND
+        if (row == r1 - 1 && r0 > 0) continue; /* planted: a later band's last row is skipped */
+#endif
+        for (uint32_t col = 0; col < o->dw; col++)
+            for (int k = 0; k < 3; k++)
+                dst[3 * col + k] = to_rgb8(src[k * o->plane + col]);
+    }
 }
 
 int wai_synthesis(const WaiModel *m, const WaiDsp *dsp, const WaiGeometry *g, const int32_t *y_hat,
@@ -350,20 +440,18 @@ int wai_synthesis(const WaiModel *m, const WaiDsp *dsp, const WaiGeometry *g, co
                                stride);
         if (r <= 0) return r; /* 1: declined, the path below */
     }
-    if ((r = wai_run_layers(dsp, m->gs, m->n_gs, y_hat, g->y, &p, &ps)) < 0) return r;
+    WaiPool *pool = NULL;
+    if ((r = run_layers_pool(dsp, &pool, m->gs, m->n_gs, y_hat, g->y, &p, &ps)) < 0) goto end;
     if (!shape_eq(ps, (WaiShape){ 3, (int)g->hp, (int)g->wp })) {
         free(p);
-        return WAI_ERR_MODEL_INVALID;
+        r = WAI_ERR_MODEL_INVALID;
+        goto end;
     }
-    /* spec 8: the display window of the top-left width x height, interleaved */
-    const size_t plane = (size_t)g->hp * g->wp;
-    for (uint32_t row = 0; row < dh; row++) {
-        const int32_t *src = p + (size_t)(dy + row) * g->wp + dx;
-        uint8_t *dst = rgb + (ptrdiff_t)row * stride;
-        for (uint32_t col = 0; col < dw; col++)
-            for (int k = 0; k < 3; k++)
-                dst[3 * col + k] = to_rgb8(src[k * plane + col]);
-    }
+    /* spec 8: the display window of the top-left width x height, interleaved; split by rows */
+    RgbOut o = { p, (size_t)g->hp * g->wp, g->wp, dx, dy, dw, rgb, stride };
+    run_rows(dsp, &pool, dh, (double)dw * dh * 3, rgb_rows, &o);
     free(p);
-    return 0;
+end:
+    wai_pool_destroy(&pool);
+    return r;
 }

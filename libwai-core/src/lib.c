@@ -55,6 +55,7 @@ static const char *const kernel_names[] = {
     [WAI_KERNELS_AVX2] = "avx2",
     [WAI_KERNELS_AVX512] = "avx512",
     [WAI_KERNELS_NEON] = "neon",
+    [WAI_KERNELS_AVX512VNNI] = "avx512vnni",
 };
 #define N_KERNELS (sizeof(kernel_names) / sizeof(kernel_names[0]))
 

@@ -24,6 +24,9 @@ typedef struct WaiLayer {
     int gamma_shift;
     int64_t *beta;        /* [C], at 2^(12 + gamma_shift) */
     int32_t *gamma;       /* [C][C], at 2^gamma_shift */
+    /* kernel-set data for one layer run (WaiDsp.prep_layer), set by wai_run_layers() in its
+     * copy of the layer; NULL everywhere else (never owned by the layer) */
+    const void *prep;
 } WaiLayer;
 
 typedef struct WaiTable {

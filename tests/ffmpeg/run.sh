@@ -319,8 +319,10 @@ else
     clean_fail $rc && grep -q "no-such-dir" "$TMP/e.err" && ok "encode missing model dir (rc=$rc)" ||
         bad "encode missing model dir: rc=$rc; $(head -c 300 "$TMP/e.err")"
     mkdir -p "$TMP/q3only"; ln -sf "$MODELS/wai-q3.whm" "$MODELS/wai-q3.ana" "$TMP/q3only/"
-    $FF -i "$TMP/src.png" -c:v libwai -quality 4 -model_dir "$TMP/q3only" "$TMP/e8.wai" >/dev/null 2>&1; rc=$?
-    clean_fail $rc && ok "encode quality 4 without its model (rc=$rc)" || bad "encode quality 4 without its model: rc=$rc"
+    $FF -i "$TMP/src.png" -c:v libwai -quality 4 -model_dir "$TMP/q3only" "$TMP/e8.wai" >/dev/null 2>"$TMP/e.err"; rc=$?
+    clean_fail $rc && grep -q "Qualities with a model pair there: 3$" "$TMP/e.err" &&
+        ok "encode quality 4 without its model (rc=$rc, names quality 3)" ||
+        bad "encode quality 4 without its model: rc=$rc; $(head -c 300 "$TMP/e.err")"
 fi
 
 # --- parser ------------------------------------------------------------------------------

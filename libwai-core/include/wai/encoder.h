@@ -12,6 +12,14 @@
  * docs/spec/wai-encoder-weights.md); the hyper-synthesis h_s runs in the decoder's integers,
  * so a conforming decoder reproduces the encoder's tables and means exactly. The same input,
  * model and library binary give the same bytes.
+ *
+ * Model search: with settings.model_file unset, quality N uses the pair wai-qN.whm +
+ * wai-qN.ana from the first directory that holds both files, searching
+ *   1. settings.model_dir when it is set (a directory, or ':'-separated directories) and
+ *      nothing else, or, when it is NULL,
+ *   2. each directory of $WAI_MODEL_PATH (':'-separated), then
+ *   3. the installed $datadir/wai/models (fixed when the library is built).
+ * wai_encoder_available_qualities() lists the qualities this search finds.
  */
 #ifndef WAI_ENCODER_H
 #define WAI_ENCODER_H
@@ -27,10 +35,14 @@ extern "C" {
 
 typedef struct WaiEncoder WaiEncoder;
 
+/** Qualities are 1..WAI_ENCODER_MAX_QUALITY. */
+#define WAI_ENCODER_MAX_QUALITY 8
+
 /** Encoder settings. Always initialise with wai_encoder_default_settings(). */
 typedef struct WaiEncoderSettings {
-    const char *model_dir;     /**< directory holding wai-q<quality>.whm and .ana; default NULL:
-                                    the installed $datadir/wai/models */
+    const char *model_dir;     /**< directory (or ':'-separated directories) holding
+                                    wai-q<quality>.whm and .ana, searched alone; default NULL:
+                                    $WAI_MODEL_PATH, then the installed $datadir/wai/models */
     const char *model_file;    /**< explicit WHM1 file (overrides model_dir/quality); NULL */
     const char *analysis_file; /**< explicit .ana file, with model_file; NULL */
     int quality;               /**< 1..8; default 3 */
@@ -42,9 +54,19 @@ typedef struct WaiEncoderSettings {
 
 WAI_API void wai_encoder_default_settings(WaiEncoderSettings *s);
 
-/** Load the model pair. Errors: WAI_ERR_INVALID_ARG, WAI_ERR_IO (a file cannot be read),
- *  WAI_ERR_MODEL_INVALID (a malformed file, or an .ana not made for that WHM1), NOMEM. */
+/** Load the model pair. Errors: WAI_ERR_INVALID_ARG, WAI_ERR_MODEL_NOT_FOUND (no directory of
+ *  the search path holds wai-q<quality>.whm and .ana; see wai_encoder_available_qualities()),
+ *  WAI_ERR_IO (a file cannot be read), WAI_ERR_MODEL_INVALID (a malformed file, or an .ana not
+ *  made for that WHM1), NOMEM. wai_encoder_last_error(NULL) says which files or directories. */
 WAI_API int wai_encoder_open(WaiEncoder **enc, const WaiEncoderSettings *s);
+
+/** The qualities for which the model search (above; model_dir as in WaiEncoderSettings, NULL
+ *  for $WAI_MODEL_PATH and the installed directory) finds a pair wai-q<N>.whm + wai-q<N>.ana:
+ *  writes the first min(count, max) of them, ascending, to list and returns count (0 when there
+ *  are none). Only the files' presence is checked (regular files), not their contents.
+ *  Errors: WAI_ERR_INVALID_ARG (max < 0, or list NULL with max > 0). Example:
+ *      int q[WAI_ENCODER_MAX_QUALITY], n = wai_encoder_available_qualities(NULL, q, 8); */
+WAI_API int wai_encoder_available_qualities(const char *model_dir, int *list, int max);
 
 /** Encode one picture (interleaved RGB8, height rows of stride bytes) as the next frame. Every
  *  picture of a stream has the size of the first (else WAI_ERR_INVALID_ARG). */

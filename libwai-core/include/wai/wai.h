@@ -68,11 +68,27 @@ typedef enum WaiKernels {
     WAI_KERNELS_AVX2 = 3,
     WAI_KERNELS_AVX512 = 4,
     WAI_KERNELS_NEON = 5,
+    WAI_KERNELS_AVX512VNNI = 6, /**< AVX-512 with VNNI (16-bit dot products) for conv/convT */
 } WaiKernels;
 
-/** Parse "auto", "reference", "c", "avx2", "avx512", "neon"; returns WAI_ERR_INVALID_ARG otherwise. */
+/** Parse "auto", "reference", "c", "avx2", "avx512", "neon", "avx512vnni"; returns
+ *  WAI_ERR_INVALID_ARG otherwise. */
 WAI_API int wai_kernels_from_name(const char *name, WaiKernels *out);
 WAI_API const char *wai_kernels_name(WaiKernels k);
+
+/** Level of a message passed to WaiSettings.log_callback. */
+typedef enum WaiLogLevel {
+    WAI_LOG_ERROR = 0,      /**< the detail of an error code the call returns */
+} WaiLogLevel;
+
+/**
+ * Receives each error's detailed message (the text wai_decoder_last_error() then returns, e.g.
+ * "corrupt bitstream: frame 3: y stream ends early"), including why a wai_decoder_open() failed,
+ * which leaves no decoder to ask (a Vulkan driver's reason, a bad WAI_KERNELS value, bad
+ * settings). Called synchronously from the API call that fails, on the caller's thread; msg is
+ * valid during the call only.
+ */
+typedef void (*WaiLogCallback)(void *opaque, int level, const char *msg);
 
 typedef enum WaiDevice {
     WAI_DEVICE_CPU = 0,
@@ -93,7 +109,10 @@ typedef struct WaiSettings {
     int threads;              /**< 0 = automatic (default; WAI_THREADS overrides), else count */
     WaiDevice device;         /**< default CPU */
     int device_index;         /**< which device of its kind; default 0 */
-    uint8_t reserved[64];     /**< zero; for future fields without an ABI break */
+    WaiLogCallback log_callback; /**< error details as they happen; default NULL (none) */
+    void *log_opaque;         /**< passed to log_callback; default NULL */
+    uint8_t reserved[64 - 2 * sizeof(void *)]; /**< zero; for future fields without an ABI
+                                   break (log_callback and log_opaque took 2 pointers of it) */
 } WaiSettings;
 
 WAI_API void wai_default_settings(WaiSettings *s);
@@ -160,13 +179,18 @@ WAI_API void wai_decoder_close(WaiDecoder **d);
 WAI_API int wai_decoder_add_model(WaiDecoder *d, const uint8_t *buf, size_t size);
 
 /**
- * Feed stream bytes in any chunking. The data is copied. Returns 0, or WAI_ERR_LIMIT if the
- * buffered data would exceed the memory budget (fetch pictures first), or another error for a
- * sequence header that cannot be used (bad header, model not found: nothing decodes then).
- * The buffer holds at most max(4 MiB, min(max_memory / 4, 1 GiB)) bytes, and one unit may use at
- * most half of that (a larger unit is refused with WAI_ERR_LIMIT by wai_get_picture and
- * skipped), so a caller that fetches every picture after each send of at most 1 MiB never sees
- * the buffer full. When a sequence header error is returned, the data was accepted.
+ * Feed stream bytes in any chunking. The data is copied, all of it or none of it. Returns:
+ * - 0: taken;
+ * - WAI_ERR_AGAIN: the buffer is full; nothing was taken: fetch pictures with wai_get_picture()
+ *   until it returns WAI_ERR_AGAIN, then send the same data again (it then fits);
+ * - WAI_ERR_LIMIT: this one chunk is larger than a call may ever send (half the buffer, below);
+ *   nothing was taken: send it in smaller pieces;
+ * - another error for a sequence header that cannot be used (bad header, model not found:
+ *   nothing decodes then); the data was accepted.
+ * The buffer holds at most B = max(4 MiB, min(max_memory / 4, 1 GiB)) bytes; one unit may use
+ * at most B / 2 (a larger unit is refused with WAI_ERR_LIMIT by wai_get_picture and skipped),
+ * and one call may send at most B / 2, so after the pictures are fetched a chunk always fits.
+ * A caller that fetches every picture after each send of at most 1 MiB never sees AGAIN.
  */
 WAI_API int wai_send_data(WaiDecoder *d, const uint8_t *data, size_t size);
 

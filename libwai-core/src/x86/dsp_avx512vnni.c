@@ -1,0 +1,602 @@
+/* AVX-512 VNNI set: conv (stride 1), convT and IGDN's gamma x x2 product with vpdpwssd
+ * (16-bit x 16-bit products summed in pairs into 32-bit lanes); every call this path declines
+ * uses the AVX-512 double path of dsp_tmpl.c (included below), which in turn declines to the
+ * reference.
+ * Built with -mavx512f -mavx512dq -mavx512bw -mavx512vl -mavx512vnni.
+ *
+ * Why the integers are the reference's (spec 5.1). The polyphase form, the packing and the
+ * tap offsets are those of dsp_tmpl.c; only the arithmetic differs:
+ *  - Activations are split into int16 halves on the ACTUAL operands of the call: if
+ *    max |x| <= 32767 (over the input rows the call reads) x itself is one half; otherwise
+ *    x = hi * 2^S + lo with lo in [-2^(S-1), 2^(S-1)) and hi = (x + 2^(S-1)) >> S, so
+ *    |hi| <= (max|x| >> S) + 1, which must be <= 32767 (else the call declines). Then
+ *    sum w x = 2^S * sum w hi + sum w lo, an identity of integers.
+ *  - Each half's sum over the K terms of an output is cut into chunks of at most 2P terms
+ *    (P vpdpwssd steps), P = floor(floor(INT32_MAX / (max|w| * max|half|)) / 2), with max|w|
+ *    over the layer's weights and max|half| from the call's max |x| as above. Every partial
+ *    sum inside a chunk is then a sum of at most INT32_MAX / (max|w| * max|half|) products
+ *    of magnitude <= max|w| * max|half|: it fits int32, so no lane ever wraps and each chunk
+ *    sum is the exact integer. Chunk sums are sign-extended and added in int64 (|sum| < 2^62
+ *    for |x| < 2^30, |w| <= 2^15, K <= 512 * 225), then the halves are combined, bias, rshr
+ *    and clamp done in int64 exactly as in the reference.
+ *  - Zero padding and the channel / output-channel padding of the tiles are explicit zeros
+ *    (terms 0 * w or x * 0). Any order of exact integer additions gives the same integer.
+ * Weights are packed once per layer run (prep_layer, shared by the row bands of graph.c);
+ * a call without that preparation packs them itself. */
+#include <immintrin.h>
+#include <stdint.h>
+
+#include "dsp.h"
+#include "dsp_fast.h"
+
+/* the AVX-512 double path (fallback and IGDN) */
+#define VLEN 8
+#define NB_MAIN 12
+#define MB_MAIN 2
+#define NB_SMALL 3
+#define MB_SMALL 8
+#define INIT_FN vnni_double_init
+static void vnni_double_init(WaiDsp *dsp);
+#include "dsp_tmpl.c"
+
+/* Register tiles: NB output channels x MB vectors of 16 positions, 12 accumulators. In a
+ * stand-alone loop of the tile on the development machine, 6x2 and 3x4 ran markedly faster
+ * than 24-accumulator tiles (6x4, 3x8; register pressure, presumably); the shapes change
+ * speed only. */
+#define VN_NB 6
+#define VN_MB 2
+#define VN_NB_SMALL 3
+#define VN_MB_SMALL 4
+#define VN_COLS 128 /* positions per packed column chunk (a multiple of both tile widths) */
+#define VN_ROWS 8   /* output rows per packed row chunk */
+/* Relative cost of widening one accumulator to int64 against one vpdpwssd step (for the
+ * choice between one and two halves; it changes speed only, never a result). */
+#define VN_WIDEN_COST 6
+
+static const char vnni_owner; /* tags this set's preparations */
+typedef struct VnniPrep {
+    const void *owner;       /* first, as in every preparation (dsp_tmpl.c) */
+    /* the layer this was made from (a stale or foreign preparation is ignored) */
+    const int16_t *weight;
+    int cin, cout, kh, kw, stride, pad, transposed;
+    Phases py, px;
+    int nb, nob, cp;         /* tile channels, channel blocks, input channel pairs */
+    int K[MAXS][MAXS];       /* vpdpwssd steps (pairs of terms) per phase */
+    size_t wphase[MAXS][MAXS];
+    int32_t *wpack;          /* per phase, per block: [K][nb] int16 pairs */
+    int64_t wmax;            /* max |w| over the layer */
+} VnniPrep;
+
+static void vnni_prep_free(void *p)
+{
+    VnniPrep *v = p;
+    if (!v) return;
+    free(v->wpack);
+    free(v);
+}
+
+static inline uint32_t pair16(int a, int b) { return (uint16_t)a | (uint32_t)(uint16_t)b << 16; }
+
+/* NULL where this path does not take the layer (then nothing is prepared). */
+static VnniPrep *vnni_prep_make(const WaiLayer *l, int transposed)
+{
+    const int s = transposed ? l->stride : 1;
+    if ((!transposed && l->stride != 1) || s < 1 || s > MAXS || l->kh > MAXK || l->kw > MAXK ||
+        l->kh < 1 || l->kw < 1 || l->pad < 0 || l->pad > 14 || l->cin < 1 || l->cout < 1)
+        return NULL;
+    VnniPrep *v = calloc(1, sizeof(*v));
+    if (!v) return NULL;
+    v->owner = &vnni_owner;
+    v->weight = l->weight;
+    v->cin = l->cin; v->cout = l->cout; v->kh = l->kh; v->kw = l->kw;
+    v->stride = l->stride; v->pad = l->pad; v->transposed = transposed;
+    phases_init(&v->py, transposed, s, l->kh, l->pad);
+    phases_init(&v->px, transposed, s, l->kw, l->pad);
+    v->nb = l->cout <= VN_NB_SMALL ? VN_NB_SMALL : VN_NB;
+    v->nob = (l->cout + v->nb - 1) / v->nb;
+    v->cp = (l->cin + 1) / 2;
+    size_t total = 0;
+    for (int a = 0; a < s; a++)
+        for (int b = 0; b < s; b++) {
+            v->K[a][b] = v->cp * v->py.n[a] * v->px.n[b];
+            v->wphase[a][b] = total;
+            total += (size_t)v->K[a][b] * v->nb * v->nob;
+        }
+    if (total > MAX_WPACK / sizeof(int32_t) ||
+        !(v->wpack = malloc((total ? total : 1) * sizeof(int32_t)))) {
+        vnni_prep_free(v);
+        return NULL;
+    }
+    const int cin = l->cin, kh = l->kh, kw = l->kw;
+    int64_t wmax = 0;
+    for (size_t e = 0; e < (size_t)l->cout * cin * kh * kw; e++) {
+        const int64_t a = l->weight[e] < 0 ? -(int64_t)l->weight[e] : l->weight[e];
+        wmax = a > wmax ? a : wmax;
+    }
+    v->wmax = wmax;
+    for (int a = 0; a < s; a++)
+        for (int b = 0; b < s; b++) {
+            int32_t *dst = v->wpack + v->wphase[a][b];
+            const int K = v->K[a][b];
+            for (int ob = 0; ob < v->nob; ob++)
+                for (int c = 0, k = 0; c < v->cp; c++)
+                    for (int ty = 0; ty < v->py.n[a]; ty++)
+                        for (int tx = 0; tx < v->px.n[b]; tx++, k++)
+                            for (int n = 0; n < v->nb; n++) {
+                                const int o = ob * v->nb + n;
+                                int w0 = 0, w1 = 0;
+                                if (o < l->cout) {
+                                    const size_t base = ((size_t)o * cin + 2 * c) * kh * kw +
+                                                        (size_t)v->py.k[a][ty] * kw + v->px.k[b][tx];
+                                    w0 = l->weight[base];
+                                    if (2 * c + 1 < cin) w1 = l->weight[base + (size_t)kh * kw];
+                                }
+                                dst[((size_t)ob * K + k) * v->nb + n] = (int32_t)pair16(w0, w1);
+                            }
+        }
+    return v;
+}
+
+static int vnni_prep_matches(const VnniPrep *v, const WaiLayer *l, int transposed)
+{
+    const void *tag = NULL;
+    if (v) memcpy(&tag, v, sizeof(tag)); /* another set's preparation may be here */
+#ifdef WAI_PLANTED_FAULT_FAST_PREP_STALE
+    return v && tag == &vnni_owner && v->cin == l->cin && /* planted: weights not compared */
+#else
+    return v && tag == &vnni_owner && v->weight == l->weight && v->cin == l->cin &&
+#endif
+           v->cout == l->cout && v->kh == l->kh && v->kw == l->kw && v->stride == l->stride &&
+           v->pad == l->pad && v->transposed == transposed;
+}
+
+static void *vnni_prep_layer(const WaiLayer *l)
+{
+    if (l->type != WAI_LAYER_CONV && l->type != WAI_LAYER_CONVT) return NULL;
+    return vnni_prep_make(l, l->type == WAI_LAYER_CONVT);
+}
+
+/* res[n][t] (= or +=) sum over the K steps of the pairs at wp[k][n] and xb[off[k] + t], for
+ * t < MB * 16, in chunks of at most P steps, each summed in int32 and widened to int64. */
+#define DEF_VTILE(NAME, NB, MB)                                                               \
+static void NAME(const int32_t *restrict wp, const ptrdiff_t *restrict off, int K, int P,     \
+                 const int32_t *restrict xb, int64_t *restrict res)                           \
+{                                                                                             \
+    const int TW = MB * 16;                                                                   \
+    for (int k0 = 0; k0 < K; k0 += P) {                                                       \
+        const int k1 = K - k0 < P ? K : k0 + P;                                               \
+        __m512i acc[NB][MB];                                                                  \
+        UNROLL for (int n = 0; n < NB; n++)                                                   \
+            UNROLL for (int b = 0; b < MB; b++) acc[n][b] = _mm512_setzero_si512();           \
+        for (int k = k0; k < k1; k++) {                                                       \
+            const int32_t *x = xb + off[k];                                                   \
+            const int32_t *w = wp + (size_t)k * NB;                                           \
+            __m512i xv[MB];                                                                   \
+            UNROLL for (int b = 0; b < MB; b++) xv[b] = _mm512_loadu_si512(x + b * 16);       \
+            UNROLL for (int n = 0; n < NB; n++) {                                             \
+                const __m512i wn = _mm512_set1_epi32(w[n]);                                   \
+                UNROLL for (int b = 0; b < MB; b++)                                           \
+                    acc[n][b] = _mm512_dpwssd_epi32(acc[n][b], xv[b], wn);                    \
+            }                                                                                 \
+        }                                                                                     \
+        UNROLL for (int n = 0; n < NB; n++)                                                   \
+            UNROLL for (int b = 0; b < MB; b++) {                                             \
+                int64_t *r = res + (size_t)n * TW + b * 16;                                   \
+                __m512i lo = _mm512_cvtepi32_epi64(_mm512_castsi512_si256(acc[n][b]));        \
+                __m512i hi = _mm512_cvtepi32_epi64(_mm512_extracti64x4_epi64(acc[n][b], 1));  \
+                if (k0) {                                                                     \
+                    lo = _mm512_add_epi64(lo, _mm512_loadu_si512(r));                         \
+                    hi = _mm512_add_epi64(hi, _mm512_loadu_si512(r + 8));                     \
+                }                                                                             \
+                _mm512_storeu_si512(r, lo);                                                   \
+                _mm512_storeu_si512(r + 8, hi);                                               \
+            }                                                                                 \
+    }                                                                                         \
+    if (K <= 0)                                                                               \
+        for (int e = 0; e < NB * TW; e++) res[e] = 0;                                         \
+}
+
+DEF_VTILE(vtile_main, VN_NB, VN_MB)
+DEF_VTILE(vtile_small, VN_NB_SMALL, VN_MB_SMALL)
+
+typedef void (*VTileFn)(const int32_t *, const ptrdiff_t *, int, int, const int32_t *, int64_t *);
+
+typedef struct VnniCall {
+    const VnniPrep *v;
+    const WaiLayer *l;
+    int tw, wpk, prmax, halves, S;
+    int P[2];                /* chunk length (vpdpwssd steps) of each half */
+    size_t cs;               /* packed channel-pair stride (int32 pairs) */
+    VTileFn tile;
+    ptrdiff_t *off[MAXS][MAXS];
+    int32_t *xpack[2];       /* halves: [0] = x or hi, [1] = lo */
+    int64_t *res[2];
+} VnniCall;
+
+static void vnni_call_free(VnniCall *c)
+{
+    for (int h = 0; h < 2; h++) {
+        free(c->xpack[h]);
+        free(c->res[h]);
+    }
+    for (int a = 0; a < MAXS; a++)
+        for (int b = 0; b < MAXS; b++) free(c->off[a][b]);
+}
+
+static int vnni_offsets(VnniCall *c)
+{
+    const VnniPrep *v = c->v;
+    for (int a = 0; a < v->py.s; a++)
+        for (int b = 0; b < v->px.s; b++) {
+            const int K = v->K[a][b];
+            ptrdiff_t *off = c->off[a][b] = malloc((size_t)(K ? K : 1) * sizeof(ptrdiff_t));
+            if (!off) return -1;
+            for (int i = 0, k = 0; i < v->cp; i++)
+                for (int ty = 0; ty < v->py.n[a]; ty++)
+                    for (int tx = 0; tx < v->px.n[b]; tx++, k++)
+                        off[k] = (ptrdiff_t)(i * c->cs) +
+                                 (ptrdiff_t)(v->py.d[a][ty] - v->py.dmin) * c->wpk +
+                                 (v->px.d[b][tx] - v->px.dmin);
+        }
+    return 0;
+}
+
+/* The halves of one activation (halves == 1: x itself, |x| <= 32767 checked by the caller). */
+static inline void split_x(int32_t x, int halves, int S, int *h0, int *h1)
+{
+    if (halves == 1) {
+        *h0 = x;
+        *h1 = 0;
+    } else {
+        const int32_t hi = (int32_t)(((int64_t)x + ((int64_t)1 << (S - 1))) >> S);
+        *h0 = hi;
+        *h1 = (int)((int64_t)x - (int64_t)hi * ((int64_t)1 << S)); /* in [-2^(S-1), 2^(S-1)) */
+    }
+}
+
+/* Packs input rows [rlo, rlo + prmax) and columns [cbase, cbase + wpk) as channel pairs of
+ * each half, zeros outside the tensor (and for the missing channel of an odd count). */
+static void vnni_pack_input(const VnniCall *c, const int32_t *in, int ih, int iw, int rlo,
+                            int cbase)
+{
+    const int cin = c->l->cin;
+#ifdef WAI_PLANTED_FAULT_FAST_EDGE
+    const int x0 = imax(0, cbase), x1 = imin(iw, cbase + c->wpk - 1);
+#else
+    const int x0 = imax(0, cbase), x1 = imin(iw, cbase + c->wpk);
+#endif
+    for (int i = 0; i < c->v->cp; i++)
+        for (int r = 0; r < c->prmax; r++) {
+            const size_t at = i * c->cs + (size_t)r * c->wpk;
+            int32_t *d0 = c->xpack[0] + at, *d1 = c->halves > 1 ? c->xpack[1] + at : NULL;
+            const int iy = rlo + r;
+            if (iy < 0 || iy >= ih || x0 >= x1) {
+                memset(d0, 0, (size_t)c->wpk * sizeof(int32_t));
+                if (d1) memset(d1, 0, (size_t)c->wpk * sizeof(int32_t));
+                continue;
+            }
+            const int32_t *s0 = in + ((size_t)(2 * i) * ih + iy) * iw;
+            const int32_t *s1 = 2 * i + 1 < cin ? in + ((size_t)(2 * i + 1) * ih + iy) * iw : NULL;
+            int p = 0;
+            for (; p < x0 - cbase; p++) {
+                d0[p] = 0;
+                if (d1) d1[p] = 0;
+            }
+            if (c->halves == 1) {
+                if (s1)
+                    for (int x = x0; x < x1; x++, p++) d0[p] = (int32_t)pair16(s0[x], s1[x]);
+                else
+                    for (int x = x0; x < x1; x++, p++) d0[p] = (int32_t)pair16(s0[x], 0);
+            } else {
+                for (int x = x0; x < x1; x++, p++) {
+                    int a0, a1, b0 = 0, b1 = 0;
+                    split_x(s0[x], 2, c->S, &a0, &a1);
+                    if (s1) split_x(s1[x], 2, c->S, &b0, &b1);
+                    d0[p] = (int32_t)pair16(a0, b0);
+                    d1[p] = (int32_t)pair16(a1, b1);
+                }
+            }
+            for (; p < c->wpk; p++) {
+                d0[p] = 0;
+                if (d1) d1[p] = 0;
+            }
+        }
+}
+
+static void vnni_row(VnniCall *c, int32_t *out, int oh, int ow, int oy, int px, int rlo, int mc0,
+                     int m1)
+{
+    const VnniPrep *v = c->v;
+    const WaiLayer *l = c->l;
+    const int s = v->py.s, py = oy % s, qy = oy / s;
+    const int K = v->K[py][px], nb = v->nb, tw = c->tw;
+    const size_t rowoff = (size_t)(qy + v->py.dmin - rlo) * c->wpk;
+    const int64_t scale = c->halves > 1 ? (int64_t)1 << c->S : 1;
+    for (int ob = 0; ob < v->nob; ob++) {
+        const int32_t *wp = v->wpack + v->wphase[py][px] + (size_t)ob * K * nb;
+        const int nn = imin(nb, l->cout - ob * nb);
+        for (int m0 = mc0; m0 < m1; m0 += tw) {
+#ifdef WAI_PLANTED_FAULT_FAST_TAIL
+            const int nt = imin(tw, m1 - m0) - (m1 - m0 < tw);
+#else
+            const int nt = imin(tw, m1 - m0);
+#endif
+            for (int h = 0; h < c->halves; h++)
+                c->tile(wp, c->off[py][px], K, c->P[h], c->xpack[h] + rowoff + (m0 - mc0),
+                        c->res[h]);
+            for (int n = 0; n < nn; n++) {
+                const int o = ob * nb + n;
+                const int64_t b = l->bias[o];
+                const unsigned sh = l->shift[o];
+                const int64_t *r0 = c->res[0] + (size_t)n * tw;
+                int32_t *dst = out + ((size_t)o * oh + oy) * ow + (size_t)m0 * s + px;
+                if (c->halves > 1) {
+                    const int64_t *r1 = c->res[1] + (size_t)n * tw;
+                    for (int t = 0; t < nt; t++)
+                        dst[(size_t)t * s] = wai_clamp_act(wai_rshr(r0[t] * scale + r1[t] + b, sh));
+                } else {
+                    for (int t = 0; t < nt; t++)
+                        dst[(size_t)t * s] = wai_clamp_act(wai_rshr(r0[t] + b, sh));
+                }
+            }
+        }
+    }
+}
+
+/* Chunk length in vpdpwssd steps for operands bounded by wmax and hmax (see the top). */
+static int chunk_steps(int64_t wmax, int64_t hmax)
+{
+    const int64_t m = wmax * hmax; /* <= 2^15 * 2^15 */
+    int64_t P = m ? (INT32_MAX / m) / 2 : INT32_MAX / 2;
+#ifdef WAI_PLANTED_FAULT_FAST_VNNI_CHUNK
+    P += 1; /* planted: one step too many per chunk */
+#endif
+    return P > INT32_MAX / 2 ? INT32_MAX / 2 : (int)P;
+}
+
+/* Returns 0 when done, -1 when the caller must take another path. */
+static int vnni_conv(const WaiLayer *l, const int32_t *in, int ih, int iw, int32_t *out, int oh,
+                     int ow, int oy0, int oy1, int transposed)
+{
+    if (oy0 >= oy1) return 0;
+    for (int o = 0; o < l->cout; o++)
+        if (l->bias[o] > BIAS_MAX || l->bias[o] < -BIAS_MAX) return -1;
+    VnniCall c;
+    memset(&c, 0, sizeof(c));
+    VnniPrep *own = NULL;
+    const VnniPrep *v = l->prep;
+    if (!vnni_prep_matches(v, l, transposed)) {
+        if (!(own = vnni_prep_make(l, transposed))) return -1;
+        v = own;
+    }
+    c.v = v;
+    c.l = l;
+    const int s = v->py.s;
+    const int small = v->nb == VN_NB_SMALL;
+    c.tw = (small ? VN_MB_SMALL : VN_MB) * 16;
+    c.tile = small ? vtile_small : vtile_main;
+    c.wpk = VN_COLS + v->px.dmax - v->px.dmin;
+    c.prmax = (VN_ROWS - 1) / s + 2 + v->py.dmax - v->py.dmin;
+    c.cs = (size_t)c.prmax * c.wpk;
+
+    /* the halves and the chunk lengths, from the rows this call reads */
+    const int r0 = oy0 / s + v->py.dmin, r1 = (oy1 - 1) / s + v->py.dmax + 1;
+    const int64_t xmax = max_abs_rows(in, l->cin, ih, iw, r0, r1);
+    int r = -1;
+    int bits = 0;
+    while (bits < 40 && ((int64_t)1 << bits) <= xmax) bits++; /* xmax < 2^bits */
+    const int S = imax(1, imin(15, (bits + 1) / 2));
+    const int64_t hi_max = (xmax >> S) + 1, lo_max = (int64_t)1 << (S - 1);
+    const int two_ok = hi_max <= 32767;
+    const int one_ok = xmax <= 32767;
+    if (!two_ok && !one_ok) goto end;
+    const int P1 = chunk_steps(v->wmax, xmax), Phi = chunk_steps(v->wmax, hi_max),
+              Plo = chunk_steps(v->wmax, lo_max);
+    if (one_ok && (!two_ok || 1.0 + (double)VN_WIDEN_COST / P1 <=
+                                  2.0 + (double)VN_WIDEN_COST / Phi + (double)VN_WIDEN_COST / Plo)) {
+        c.halves = 1;
+        c.P[0] = P1;
+    } else {
+        c.halves = 2;
+        c.S = S;
+        c.P[0] = Phi;
+        c.P[1] = Plo;
+    }
+    if (c.P[0] < 1 || (c.halves > 1 && c.P[1] < 1)) goto end;
+    if (vnni_offsets(&c) < 0) goto end;
+    for (int h = 0; h < c.halves; h++) {
+        /* + 16 pairs: a tile's last vector may read past a row's tail (ignored columns) */
+        if (!(c.xpack[h] = malloc(((size_t)v->cp * c.cs + 64) * sizeof(int32_t)))) goto end;
+        memset(c.xpack[h] + (size_t)v->cp * c.cs, 0, 64 * sizeof(int32_t));
+        if (!(c.res[h] = malloc((size_t)v->nb * c.tw * sizeof(int64_t)))) goto end;
+    }
+
+    const int mtot = (ow + s - 1) / s;
+    for (int ya = oy0; ya < oy1; ya += VN_ROWS) {
+        const int yb = imin(oy1, ya + VN_ROWS);
+        const int rlo = ya / s + v->py.dmin;
+        for (int mc0 = 0; mc0 < mtot; mc0 += VN_COLS) {
+            vnni_pack_input(&c, in, ih, iw, rlo, mc0 + v->px.dmin);
+            for (int oy = ya; oy < yb; oy++)
+                for (int px = 0; px < s; px++) {
+                    const int mpx = px < ow ? (ow - px + s - 1) / s : 0;
+                    const int m1 = imin(mpx, mc0 + VN_COLS);
+                    if (mc0 < m1) vnni_row(&c, out, oh, ow, oy, px, rlo, mc0, m1);
+                }
+        }
+    }
+    r = 0;
+end:
+    vnni_call_free(&c);
+    vnni_prep_free(own);
+    return r;
+}
+
+static void vnni_conv_k(const WaiLayer *l, const int32_t *in, int ih, int iw, int32_t *out,
+                        int oh, int ow, int oy0, int oy1)
+{
+    if (vnni_conv(l, in, ih, iw, out, oh, ow, oy0, oy1, 0) < 0)
+        conv_k(l, in, ih, iw, out, oh, ow, oy0, oy1);
+}
+
+static void vnni_convt_k(const WaiLayer *l, const int32_t *in, int ih, int iw, int32_t *out,
+                         int oh, int ow, int oy0, int oy1)
+{
+    if (vnni_conv(l, in, ih, iw, out, oh, ow, oy0, oy1, 1) < 0)
+        convt_k(l, in, ih, iw, out, oh, ow, oy0, oy1);
+}
+
+/* IGDN (spec 5.5): sum_j gamma[i][j] * x2[j] is a 1x1 convolution of x2 with weights gamma,
+ * done as above: gamma must fit int16 (max gamma <= 32767, checked on the layer) and x2 is
+ * one half (max x2 <= 32767) or two (hi bound <= 32767), max x2 from the call's max |x|;
+ * chunks bounded by max gamma * max |half|. The rest (beta, isqrt, rshr, clamp) as in the
+ * double path, on the exact int64 sum. */
+#define VN_IGDN_CHUNK 256 /* positions per chunk (a multiple of both tile widths) */
+
+static int vnni_igdn(const WaiLayer *l, int32_t *x, int h, int w, int y0, int y1)
+{
+    if (y0 >= y1) return 0;
+    const int C = l->cin;
+    if (C < 1 || C > 512 || l->gamma_shift < 0 || l->gamma_shift > 48) return -1;
+    int64_t gmax = 0;
+    for (size_t e = 0; e < (size_t)C * C; e++) {
+        if (l->gamma[e] < 0) return -1;
+        gmax = gmax > l->gamma[e] ? gmax : l->gamma[e];
+    }
+    if (gmax > 32767) return -1;
+    for (int i = 0; i < C; i++)
+        if (l->beta[i] < 0 || l->beta[i] > BIAS_MAX) return -1;
+    const size_t plane = (size_t)h * w;
+    const int64_t amax = max_abs_rows(x, C, h, w, y0, y1);
+    const int64_t x2max = (amax * amax + (1 << 11)) >> 12; /* amax <= 2^31 */
+    int bits = 0;
+    while (bits < 62 && ((int64_t)1 << bits) <= x2max) bits++;
+    const int S = imax(1, imin(15, (bits + 1) / 2));
+    const int64_t hi_max = (x2max >> S) + 1, lo_max = (int64_t)1 << (S - 1);
+    const int one_ok = x2max <= 32767, two_ok = hi_max <= 32767;
+    if (!one_ok && !two_ok) return -1;
+    int halves, P[2] = { 0, 0 };
+    const int P1 = chunk_steps(gmax, x2max), Phi = chunk_steps(gmax, hi_max),
+              Plo = chunk_steps(gmax, lo_max);
+    if (one_ok && (!two_ok || 1.0 + (double)VN_WIDEN_COST / P1 <=
+                                  2.0 + (double)VN_WIDEN_COST / Phi + (double)VN_WIDEN_COST / Plo)) {
+        halves = 1;
+        P[0] = P1;
+    } else {
+        halves = 2;
+        P[0] = Phi;
+        P[1] = Plo;
+    }
+    if (P[0] < 1 || (halves > 1 && P[1] < 1)) return -1;
+
+    const int small = C <= VN_NB_SMALL;
+    const int nb = small ? VN_NB_SMALL : VN_NB, tw = (small ? VN_MB_SMALL : VN_MB) * 16;
+    const VTileFn tile = small ? vtile_small : vtile_main;
+    const int nob = (C + nb - 1) / nb, cp = (C + 1) / 2, TP = VN_IGDN_CHUNK;
+    const unsigned shift = 6 + (unsigned)l->gamma_shift / 2;
+    const int64_t scale = halves > 1 ? (int64_t)1 << S : 1;
+    int32_t *gp = malloc((size_t)nob * cp * nb * sizeof(int32_t));
+    int32_t *xp0 = malloc((size_t)cp * TP * sizeof(int32_t));
+    int32_t *xp1 = halves > 1 ? malloc((size_t)cp * TP * sizeof(int32_t)) : NULL;
+    int32_t *xc = malloc((size_t)C * TP * sizeof(int32_t));
+    int64_t *res0 = malloc((size_t)nb * tw * sizeof(int64_t));
+    int64_t *res1 = halves > 1 ? malloc((size_t)nb * tw * sizeof(int64_t)) : NULL;
+    ptrdiff_t *off = malloc((size_t)cp * sizeof(ptrdiff_t));
+    int r = -1;
+    if (!gp || !xp0 || !xc || !res0 || !off || (halves > 1 && (!xp1 || !res1))) goto end;
+    for (int ob = 0; ob < nob; ob++)
+        for (int j = 0; j < cp; j++)
+            for (int n = 0; n < nb; n++) {
+                const int i = ob * nb + n;
+                int g0 = 0, g1 = 0;
+                if (i < C) {
+                    g0 = l->gamma[(size_t)i * C + 2 * j];
+                    if (2 * j + 1 < C) g1 = l->gamma[(size_t)i * C + 2 * j + 1];
+                }
+                gp[((size_t)ob * cp + j) * nb + n] = (int32_t)pair16(g0, g1);
+            }
+    for (int j = 0; j < cp; j++) off[j] = (ptrdiff_t)j * TP;
+
+    const size_t p0 = (size_t)y0 * w, p1 = (size_t)y1 * w;
+    for (size_t pa = p0; pa < p1; pa += TP) {
+        const int np = (int)(p1 - pa < (size_t)TP ? p1 - pa : (size_t)TP);
+        for (int j = 0; j < C; j++) {
+            const int32_t *src = x + j * plane + pa;
+            int32_t *cpy = xc + (size_t)j * TP;
+            for (int t = 0; t < np; t++) cpy[t] = src[t];
+        }
+        for (int j = 0; j < cp; j++) {
+            const int32_t *a = xc + (size_t)(2 * j) * TP;
+            const int32_t *b = 2 * j + 1 < C ? xc + (size_t)(2 * j + 1) * TP : NULL;
+            int32_t *d0 = xp0 + (size_t)j * TP, *d1 = halves > 1 ? xp1 + (size_t)j * TP : NULL;
+            int t = 0;
+            for (; t < np; t++) {
+                /* x2 <= x2max: fits int32 (one half: <= 32767; two: < 2^30) */
+                const int32_t qa = (int32_t)(((int64_t)a[t] * a[t] + (1 << 11)) >> 12);
+                const int32_t qb = b ? (int32_t)(((int64_t)b[t] * b[t] + (1 << 11)) >> 12) : 0;
+                int a0, a1, b0, b1;
+                split_x(qa, halves, S, &a0, &a1);
+                split_x(qb, halves, S, &b0, &b1);
+                d0[t] = (int32_t)pair16(a0, b0);
+                if (d1) d1[t] = (int32_t)pair16(a1, b1);
+            }
+            for (; t < TP; t++) {
+                d0[t] = 0;
+                if (d1) d1[t] = 0;
+            }
+        }
+        for (int ob = 0; ob < nob; ob++) {
+            const int nn = imin(nb, C - ob * nb);
+            const int32_t *wp = gp + (size_t)ob * cp * nb;
+            for (int t0 = 0; t0 < np; t0 += tw) {
+                tile(wp, off, cp, P[0], xp0 + t0, res0);
+                if (halves > 1) tile(wp, off, cp, P[1], xp1 + t0, res1);
+                const int nt = imin(tw, np - t0);
+                for (int n = 0; n < nn; n++) {
+                    const int i = ob * nb + n;
+                    int32_t *xi = x + i * plane + pa + t0;
+                    const int32_t *ci = xc + (size_t)i * TP + t0; /* the same values as xi */
+                    const int64_t *r0 = res0 + (size_t)n * tw;
+                    const int64_t beta = l->beta[i];
+                    if (halves > 1) {
+                        const int64_t *r1 = res1 + (size_t)n * tw;
+                        for (int t = 0; t < nt; t++) {
+                            const int64_t rt = isqrt_small(r0[t] * scale + r1[t] + beta);
+                            xi[t] = wai_clamp_act(wai_rshr(ci[t] * rt, shift));
+                        }
+                    } else {
+                        for (int t = 0; t < nt; t++) {
+                            const int64_t rt = isqrt_small(r0[t] + beta);
+                            xi[t] = wai_clamp_act(wai_rshr(ci[t] * rt, shift));
+                        }
+                    }
+                }
+            }
+        }
+    }
+    r = 0;
+end:
+    free(gp);
+    free(xp0);
+    free(xp1);
+    free(xc);
+    free(res0);
+    free(res1);
+    free(off);
+    return r;
+}
+
+static void vnni_igdn_k(const WaiLayer *l, int32_t *x, int h, int w, int y0, int y1)
+{
+    if (vnni_igdn(l, x, h, w, y0, y1) < 0) igdn_k(l, x, h, w, y0, y1);
+}
+
+void wai_dsp_init_avx512vnni(WaiDsp *dsp)
+{
+    vnni_double_init(dsp); /* the fallbacks: the AVX-512 double path */
+    dsp->conv = vnni_conv_k;
+    dsp->convt = vnni_convt_k;
+    dsp->igdn = vnni_igdn_k;
+    dsp->prep_layer = vnni_prep_layer;
+    dsp->prep_free = vnni_prep_free;
+}

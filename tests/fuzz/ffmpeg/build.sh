@@ -1,0 +1,101 @@
+#!/bin/sh
+# FFmpeg's own libFuzzer targets on the WAI patch series: tools/target_dem_fuzzer.c for the wai
+# demuxer (target_dem_wai_fuzzer, which also probes and decodes through libwai) and
+# tools/target_dec_fuzzer.c for the libwai decoder wrapper (target_dec_libwai_fuzzer, with the
+# wai parser when the input's flags ask for it), on a minimal static clang ASan+UBSan build.
+#
+#   tests/fuzz/ffmpeg/build.sh
+#
+# Prints the two fuzzer paths on success. Environment (all optional):
+#   FFMPEG_WORK     ffmpeg-patches/build.sh work dir whose src/ (Debian's FFmpeg 5.1 + the
+#                   series) is reused; fetched and patched here with FETCH_ONLY=1 if needed
+#                   (default /tmp/build-ffmpeg-ff, what tests/ffmpeg/run.sh uses)
+#   FUZZ_WORK       where this configuration is built   (default /tmp/build-ffmpeg-fuzz)
+#   WAI_FUZZ_BUILD  the libwai fuzz build (tools/fuzz.sh's, clang ASan+UBSan, instrumented)
+#                   whose libwai.so the fuzzers link   (default <repo>/build-fuzz)
+#   JOBS            make -j (default 2)
+#   COVERAGE=1      no sanitizers: clang source-based coverage (-fprofile-instr-generate
+#                   -fcoverage-mapping) for tools/fuzz-coverage.sh, linked with a static libwai
+#                   from WAI_FUZZ_BUILD (then tools/fuzz-coverage.sh's build-cov); FUZZ_WORK
+#                   defaults to /tmp/build-ffmpeg-cov
+set -eu
+ROOT=$(cd "$(dirname "$0")/../../.." && pwd)
+FFMPEG_WORK=${FFMPEG_WORK:-/tmp/build-ffmpeg-ff}
+COVERAGE=${COVERAGE:-0}
+if [ "$COVERAGE" = 1 ]; then FUZZ_WORK=${FUZZ_WORK:-/tmp/build-ffmpeg-cov}; else FUZZ_WORK=${FUZZ_WORK:-/tmp/build-ffmpeg-fuzz}; fi
+WAI_FUZZ_BUILD=${WAI_FUZZ_BUILD:-$ROOT/build-fuzz}
+JOBS=${JOBS:-2}
+mkdir -p "$FUZZ_WORK/build" "$FUZZ_WORK/pkgconfig"
+LOG=$FUZZ_WORK/build.log
+: >"$LOG"
+die() { echo "tests/fuzz/ffmpeg/build.sh: $* (log: $LOG)" >&2; tail -n 20 "$LOG" >&2; exit 1; }
+
+# the patched source (no FFmpeg build of its own)
+FETCH_ONLY=1 "$ROOT/ffmpeg-patches/build.sh" "$FFMPEG_WORK" >>"$LOG" 2>&1 || die "fetching the source failed"
+SRC=$FFMPEG_WORK/src
+
+# libwai: the instrumented shared library of the fuzz build, through a pkg-config file
+[ -f "$WAI_FUZZ_BUILD/build.ninja" ] || die "no libwai fuzz build in $WAI_FUZZ_BUILD (tools/fuzz.sh makes it)"
+ver=$(sed -n "s/^ *version *: *'\([^']*\)'.*/\1/p" "$ROOT/meson.build" | head -n 1)
+lib=libwai-core/libwai.so.$ver
+[ "$COVERAGE" = 1 ] && lib=libwai-core/libwai.a
+ninja -C "$WAI_FUZZ_BUILD" "$lib" tools/wai-micro-n8m8.whm tools/wai-tiny-n64m96.whm \
+    >>"$LOG" 2>&1 || die "building libwai failed"
+LIBDIR=$(cd "$WAI_FUZZ_BUILD/libwai-core" && pwd)
+cat >"$FUZZ_WORK/pkgconfig/wai.pc" <<PC
+Name: wai
+Description: WAI decoder (fuzz build)
+Version: $ver
+Libs: -L$LIBDIR -lwai -Wl,-rpath,$LIBDIR -lnettle -lz -lpthread -lm
+Cflags: -I$ROOT/libwai-core/include -I$LIBDIR/include
+PC
+export PKG_CONFIG_PATH=$FUZZ_WORK/pkgconfig
+
+SAN="-fsanitize=address,undefined -fno-sanitize-recover=all"
+INSTR="-fsanitize=fuzzer-no-link"
+if [ "$COVERAGE" = 1 ]; then SAN="-fprofile-instr-generate -fcoverage-mapping"; INSTR=; fi
+# Not --enable-ossfuzz: its test for -fsanitize= in CFLAGS does not see --extra-cflags, so it
+# adds -fsanitize-coverage=trace-pc-guard, which clang 14's libFuzzer refuses at start. The
+# fuzzer make targets need only --libfuzzer.
+# Workaround 4 (FFmpeg 5.1): target_dec_fuzzer.c's `#if FFMPEG_DECODER == tiff || ... tdsc`
+# compares undefined identifiers, which the preprocessor takes as 0 == 0, so for every decoder
+# it links ff_mjpeg_decoder into codec_list[1]: the mjpeg decoder is enabled (it also keeps
+# codec_list NULL-terminated: libwai, mjpeg, NULL).
+# Workaround 3 (Debian 5.1.9): Debian's security update backported a limit for
+# AV_CODEC_ID_RTV1 into tools/target_dec_fuzzer.c, but that codec id only exists in later
+# FFmpeg, so the fuzzer does not compile; the name is defined to a value no codec has.
+FIX3=-DAV_CODEC_ID_RTV1=0x7ffffff0
+set -- \
+    --cc=clang --cxx=clang++ --ld=clang \
+    --optflags=-O1 \
+    --extra-cflags="$SAN $INSTR -g $FIX3" \
+    --extra-ldflags="$SAN" \
+    --libfuzzer=-fsanitize=fuzzer \
+    --enable-static --disable-shared \
+    --disable-programs --disable-doc --disable-autodetect --disable-everything \
+    --disable-avdevice --disable-avfilter --disable-swscale --disable-swresample --disable-postproc \
+    --disable-x86asm --disable-inline-asm \
+    --enable-pthreads \
+    --enable-libwai \
+    --enable-decoder=libwai,mjpeg --enable-parser=wai --enable-demuxer=wai --enable-protocol=file
+args="$* $(cd "$SRC" && git rev-parse HEAD)"
+cd "$FUZZ_WORK/build"
+if [ "$(cat .configure-args 2>/dev/null || true)" != "$args" ] || [ ! -f config.h ]; then
+    "$SRC/configure" "$@" >>"$LOG" 2>&1 || { tail -n 30 ffbuild/config.log >>"$LOG" 2>/dev/null; die "configure failed"; }
+    printf '%s' "$args" >.configure-args
+fi
+grep -q '^#define CONFIG_LIBWAI_DECODER 1' config_components.h || die "libwai decoder not enabled"
+
+# Workaround 1 (FFmpeg 5.1): target_dec_fuzzer.c declares `extern const FFCodec *codec_list[]`
+# and stores the decoder under test into codec_list[0], but configure generates
+# libavcodec/codec_list.c (included by allcodecs.c) as `static const FFCodec * const`, so the
+# fuzzer does not link. oss-fuzz builds patch the same; here the generated list is made an
+# external, writable array (configure rewrites it only when the component list changes).
+sed -i 's/^static const FFCodec \* const codec_list\[\]/const FFCodec * codec_list[]/' libavcodec/codec_list.c
+
+# Workaround 2: in an out-of-tree build nothing creates tools/ before the fuzzer objects are
+# compiled into it (the normal tools depend on the directory, the fuzzers do not).
+mkdir -p tools
+make -j"$JOBS" tools/target_dec_libwai_fuzzer tools/target_dem_wai_fuzzer >>"$LOG" 2>&1 || die "make failed"
+echo "$FUZZ_WORK/build/tools/target_dec_libwai_fuzzer"
+echo "$FUZZ_WORK/build/tools/target_dem_wai_fuzzer"

@@ -1,0 +1,608 @@
+#!/usr/bin/python3
+"""Render and verify the measured records of docs/research/ from their committed readings.
+
+    tools/eval/records.py --write        render determinism-cost.md, reproducibility.md and
+                                         classic-codecs.md from docs/research/data/*.tsv
+    tools/eval/records.py --check        re-render and compare with the committed records; check
+                                         the readings' own consistency and that the models,
+                                         pictures (and checkpoints, where present) the readings
+                                         were made with are the committed ones; exit 1 on any
+                                         mismatch
+    tools/eval/records.py --self-test    show that the check fails on an edited figure, an edited
+                                         reading and an edited model hash, and that the BD-rate
+                                         code gives known answers (copies in a temporary folder)
+
+Needs only python3 and numpy (tools/eval/evalmath.py). Every figure of the three records is
+computed here from the readings; none is typed into a record by hand. `meson test eval-records`
+runs --check and --self-test.
+"""
+
+import argparse
+import hashlib
+import os
+import re
+import shutil
+import sys
+import tempfile
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, HERE)
+import evalmath as E  # noqa: E402
+
+RECORDS = ("determinism-cost.md", "reproducibility.md", "classic-codecs.md")
+
+
+class Fail(Exception):
+    pass
+
+
+def read_tsv(path):
+    rows = []
+    with open(path) as f:
+        head = f.readline().lstrip("# ").rstrip("\n").split("\t")
+        for line in f:
+            if line.strip():
+                rows.append(dict(zip(head, line.rstrip("\n").split("\t"))))
+    return rows
+
+
+def load(data):
+    d = {}
+    for name in ("rd-wai", "det-diag", "repro-float", "repro-int", "rd-classic", "inputs"):
+        d[name] = read_tsv(os.path.join(data, name + ".tsv"))
+    d["machine"] = {r["key"]: r["value"] for r in read_tsv(os.path.join(data, "machine.tsv"))}
+    return d
+
+
+def pct(v, nd=2):
+    if v is None:
+        return "n/a"
+    return "%+.*f %%" % (nd, 0.0 if abs(v) < 0.5 * 10 ** -nd else v)
+
+
+def pct3(v):
+    return pct(v, 3)
+
+
+def summ_line(vals, fmt=pct):
+    if not vals:
+        return "n/a | n/a | n/a | n/a"
+    med, mean, lo, hi = E.summary(vals)
+    return " | ".join(fmt(v) for v in (med, mean, lo, hi))
+
+
+def picture_pixels(root=ROOT):
+    """{picture name: pixels} from samples/eval/manifest.tsv."""
+    sizes = {}
+    for line in open(os.path.join(root, "samples", "eval", "manifest.tsv")):
+        if line.strip() and not line.startswith("#"):
+            f = line.split("\t")
+            w, h = f[1].split("x")
+            sizes[os.path.splitext(f[0])[0]] = int(w) * int(h)
+    return sizes
+
+
+def machine_block(m, what):
+    return "\n".join([
+        "- Date of the readings: %s. Machine: %s, %s cores (`lscpu`, `nproc`), %s." %
+        (m["date"], m["cpu"], m["cores"], m["kernel"]),
+        "- Load (1/5/15-minute load average) at the start of the run %s, at its end %s; the whole "
+        "run (`tools/eval/run-all.sh`) took %s s. The machine was shared with other jobs." %
+        (m["load_start"], m["load_end"], m["run_seconds"]),
+        "- Software: code at commit `%s`, `%s` (meson debugoptimized), Python %s, PyTorch %s, "
+        "numpy %s, Pillow %s%s." % (m["code_commit"], m["cc"], m["python"], m["torch"], m["numpy"],
+                                     m["pillow"], what),
+    ])
+
+
+def inputs_block(d):
+    lines = ["Inputs (SHA-256, checked by `tools/eval/records.py --check` against the files):", ""]
+    for r in d["inputs"]:
+        if r["file"].startswith("models/"):
+            lines.append("- `%s` `%s`" % (r["file"], r["sha256"]))
+    lines.append("- the evaluation pictures `samples/eval/*.png` (provenance in "
+                 "`samples/eval/manifest.tsv`) and the checkpoints `tools/train/checkpoints/q*.pt`"
+                 " with the hashes in `docs/research/data/inputs.tsv`.")
+    return "\n".join(lines)
+
+
+FOOT = ("Regenerate: `tools/eval/run-all.sh` (readings and records); verify: "
+        "`tools/eval/records.py --check` (the meson test `eval-records`).")
+
+
+# ---------------------------------------------------------------- determinism cost
+
+def rd_curves(rows, side):
+    """{picture: (bpp list, psnr list, msssim-dB list)} for one side, sorted by quality."""
+    out = {}
+    for r in sorted((r for r in rows if r["side"] == side), key=lambda r: int(r["quality"])):
+        c = out.setdefault(r["picture"], ([], [], []))
+        c[0].append(float(r["bpp"]))
+        c[1].append(float(r["psnr_db"]))
+        c[2].append(E.msssim_db(float(r["msssim"])))
+    return out
+
+
+def det_figures(d):
+    rows = d["rd-wai"]
+    fi, ff = rd_curves(rows, "integer"), rd_curves(rows, "float")
+    return fi, ff
+
+def det_bd(fi, ff):
+    bd_p, bd_m = {}, {}
+    for pic in fi:
+        bd_p[pic] = E.bd_rate(ff[pic][0], ff[pic][1], fi[pic][0], fi[pic][1])
+        bd_m[pic] = E.bd_rate(ff[pic][0], ff[pic][2], fi[pic][0], fi[pic][2])
+    return bd_p, bd_m
+
+
+def render_determinism(d):
+    m = d["machine"]
+    fi, ff = det_figures(d)
+    bd_p, bd_m = det_bd(fi, ff)
+    lk_p, lk_m = det_bd(fi, rd_curves(d["rd-wai"], "float-likelihood"))
+    pics = sorted(bd_p)
+    med_p = E.summary([v for v in bd_p.values() if v is not None])[0]
+    rows = d["rd-wai"]
+    quals = sorted({int(r["quality"]) for r in rows})
+    out = ["# Determinism cost: the integer decoder against the float model", "",
+           "Record of %s; every figure below is computed by `tools/eval/records.py` from the "
+           "readings in `docs/research/data/` (`rd-wai.tsv`, `det-diag.tsv`), which "
+           "`tools/eval/determinism.py` measured." % m["date"], "",
+           machine_block(m, ""), "", inputs_block(d), "",
+           "## Method", "",
+           "- **Integer codec**: `wai encode IN.png --quality Q --model-dir models` (the C "
+           "encoder: float g_a/h_a, integer h_s for the means and table indices) and `wai decode` "
+           "(integer h_s and g_s). Bits = the stream file's size.",
+           "- **Float model**: the checkpoint the model was exported from "
+           "(`tools/train/checkpoints/qQ.pt`, `tools/train/model.py`) in PyTorch, float32, one "
+           "thread: g_a, h_a; z symbols `round(z - median)` with the exported z medians; float "
+           "h_s on z_hat gives scales and means; table index = spec 7.4 applied to `4096 * "
+           "scale`; y symbols `round(y - mean)`; g_s on `symbol + mean`; RGB8 = "
+           "`clamp(floor(255 x + 1/2))`. Its bits are the size of a stream coding these symbols "
+           "with the same 16-bit tables, escape codes and container bytes (`tools/eval/"
+           "waiformat.py`, a numpy reading of the format whose rANS encoder reproduces the C "
+           "encoder's streams byte for byte), so both sides pay the same entropy-coding overhead.",
+           "- Quality: PSNR over the RGB8 samples; MS-SSIM (5 scales, Gaussian 11/1.5, per channel,"
+           " mean of R, G, B) interpolated in dB (`-10 log10(1 - MS-SSIM)`).",
+           "- BD-rate: Bjontegaard, log-rate as a PCHIP function of quality, integrated over the "
+           "overlap of the two curves (`tools/eval/evalmath.py`); per picture over the %d "
+           "qualities %s; the integer codec is the test, the float model the anchor (positive = "
+           "the integer codec needs more bits for the same quality)." %
+           (len(quals), ", ".join("q%d" % q for q in quals)), "",
+           "## Figures", "",
+           "**Median BD-rate by PSNR over the %d pictures: %s** (target: at most +1.00 %%: %s)." %
+           (len(pics), pct3(med_p), "met" if med_p <= 1.0 else "NOT met"), "",
+           "| BD-rate, integer vs float | median | mean | min | max |", "|---|---|---|---|---|",
+           "| by PSNR | %s |" % summ_line([v for v in bd_p.values() if v is not None], pct3),
+           "| by MS-SSIM (dB) | %s |" % summ_line([v for v in bd_m.values() if v is not None], pct3),
+           "| by PSNR, against the float model's likelihood bits | %s |" %
+           summ_line([v for v in lk_p.values() if v is not None], pct3),
+           "| by MS-SSIM (dB), against the likelihood bits | %s |" %
+           summ_line([v for v in lk_m.values() if v is not None], pct3), "",
+           "The first two rows are the determinism cost proper (same tables and container on "
+           "both sides: what the integer transforms cost). The last two compare the real integer "
+           "streams with the float model's own rate estimate (-log2 likelihood, continuous "
+           "scales, no container, z around its learnt medians), the comparison a paper would "
+           "make; a negative figure there means the real streams are smaller than the young "
+           "model's own estimate, although the 136 container bytes count against them. Why was "
+           "not measured here; two candidates: the 64 tables round every scale up to the next "
+           "table scale (wider than predicted), and an outlier costs the likelihood up to "
+           "log2(1e9) = 30 bits (its floor) but a table escape about 16 + 4 + 4n bits.", "",
+           "Per picture:", "", "| picture | BD-rate by PSNR | BD-rate by MS-SSIM |", "|---|---|---|"]
+    for p in pics:
+        out.append("| %s | %s | %s |" % (p, pct3(bd_p[p]), pct3(bd_m[p])))
+    nonmono = [p for p in pics if np.any(np.diff(fi[p][1]) <= 0) or np.any(np.diff(ff[p][1]) <= 0)]
+    out += ["", "Not monotone: for %d of %d pictures (%s) the PSNR of a higher quality "
+            "(more bits) is not above that of the next lower one, on one side or both (a young "
+            "model). The BD-rate still takes the points sorted by quality; with such curves it "
+            "is a rougher figure than usual." % (len(nonmono), len(pics), ", ".join(nonmono) or
+                                                 "none")]
+    out += ["", "Per quality (mean over the pictures; Δ = integer − float, median [min, max] over "
+            "the pictures):", "",
+            "| quality | bpp integer | bpp float | Δ bits | PSNR integer | PSNR float | Δ PSNR dB "
+            "| MS-SSIM integer | MS-SSIM float | bpp float likelihood |",
+            "|---|---|---|---|---|---|---|---|---|---|"]
+    for q in quals:
+        ri = {r["picture"]: r for r in rows if int(r["quality"]) == q and r["side"] == "integer"}
+        rf = {r["picture"]: r for r in rows if int(r["quality"]) == q and r["side"] == "float"}
+        rl = {r["picture"]: r for r in rows if int(r["quality"]) == q and r["side"] == "float-likelihood"}
+        db = [(int(ri[p]["bytes"]) / int(rf[p]["bytes"]) - 1) * 100 for p in ri]
+        dp = [float(ri[p]["psnr_db"]) - float(rf[p]["psnr_db"]) for p in ri]
+
+        def mean(rs, k):
+            return float(np.mean([float(r[k]) for r in rs.values()]))
+        out.append("| q%d | %.4f | %.4f | %s [%s, %s] | %.3f | %.3f | %+.3f [%+.3f, %+.3f] | %.4f "
+                   "| %.4f | %.4f |" % (q, mean(ri, "bpp"), mean(rf, "bpp"), pct3(float(np.median(db))),
+                                        pct3(min(db)), pct3(max(db)), mean(ri, "psnr_db"),
+                                        mean(rf, "psnr_db"), float(np.median(dp)), min(dp), max(dp),
+                                        mean(ri, "msssim"), mean(rf, "msssim"), mean(rl, "bpp")))
+    dg = d["det-diag"]
+    zn = sum(int(r["z_elements"]) for r in dg)
+    zd = sum(int(r["z_sym_differ_torch_vs_c"]) for r in dg)
+    yn = sum(int(r["y_elements"]) for r in dg)
+    yd = [int(r["y_index_differ_float_vs_int"]) for r in dg]
+    out += ["", "Where the two differ (`det-diag.tsv`, %d streams):" % len(dg), "",
+            "- z symbols of the PyTorch analysis against the C encoder's (read back from its "
+            "streams): %d of %d differ." % (zd, zn),
+            "- y table indices of the float h_s against the integer h_s on the same z: %d of %d "
+            "elements differ (%.3f %%; per stream median %d, min %d, max %d). The float model "
+            "codes each element with its own table, so here this costs bits, not correctness; "
+            "a float *decoder* facing an integer or other-platform encoder would desynchronise "
+            "(see reproducibility.md)." % (sum(yd), yn, 100.0 * sum(yd) / yn,
+                                            int(np.median(yd)), min(yd), max(yd)),
+            "", "## Not measured", "",
+            "- Other pictures or sizes than the six 512-wide evaluation pictures; qualities "
+            "other than %s; longer-trained models (these are ~2500-iteration checkpoints; the "
+            "cost of 12-bit weights may change as training goes on)." %
+            ", ".join("q%d" % q for q in quals),
+            "- The float model's own entropy coder (CompressAI's range coder with its own CDFs) "
+            "was not run: the likelihood rows use its ideal rate estimate, not a real stream.",
+            "- A float decode on a GPU or another CPU; decode speed.", "", FOOT, ""]
+    return "\n".join(out)
+
+
+# ---------------------------------------------------------------- reproducibility
+
+VARIANT_TEXT = {"float32-t1": "float32, 1 thread", "float32-t2": "float32, 2 threads",
+                "float64": "float64, 1 thread", "bfloat16": "bfloat16, 1 thread"}
+
+
+def render_reproducibility(d):
+    m = d["machine"]
+    ri = d["repro-int"]
+    streams = sorted({(int(r["quality"]), r["picture"]) for r in ri})
+    configs = []
+    for r in ri:
+        c = (r["kernels"], r["threads"], r["device"])
+        if c not in configs:
+            configs.append(c)
+    unavailable = sorted({"%s/%s/%s" % (r["kernels"], r["threads"], r["device"])
+                          for r in ri if r["rgb_sha256"] == "unavailable"})
+    distinct = []
+    for s in streams:
+        hs = {r["rgb_sha256"] for r in ri if (int(r["quality"]), r["picture"]) == s
+              and r["rgb_sha256"] != "unavailable"}
+        distinct.append(len(hs))
+    identical = sum(1 for n in distinct if n == 1)
+    errors = sum(1 for r in ri if r["rgb_sha256"].startswith("error"))
+    if errors:   # a failed decode is never "identical"
+        identical = min(identical, len(streams) - len({(r["quality"], r["picture"]) for r in ri
+                                                        if r["rgb_sha256"].startswith("error")}))
+    decodes = sum(1 for r in ri if r["rgb_sha256"] != "unavailable")
+    out = ["# Reproducibility: integer decode against float decode", "",
+           "Record of %s; every figure below is computed by `tools/eval/records.py` from "
+           "`docs/research/data/repro-int.tsv` (measured by `tools/eval/repro_int.py`) and "
+           "`repro-float.tsv` (`tools/eval/determinism.py`)." % m["date"], "",
+           machine_block(m, "; Vulkan: %s, %s" % (m["vulkan_device"], m["vulkan_driver"])), "",
+           inputs_block(d), "",
+           "## Integer decoder", "",
+           "The %d streams of determinism-cost.md (6 pictures x qualities %s, made by `wai "
+           "encode`), each decoded by `wai decode --sha256` (SHA-256 of the RGB8 output, spec 8) "
+           "under %d configurations: kernel sets %s x threads %s (0 = automatic) on the CPU, and "
+           "`--device vulkan` (Mesa lavapipe, the only Vulkan device here)." %
+           (len(streams), ", ".join("q%d" % q for q in sorted({s[0] for s in streams})),
+            len(configs), ", ".join(sorted({c[0] for c in configs if c[2] == "cpu"})),
+            "/".join(sorted({c[1] for c in configs if c[2] == "cpu"}))), "",
+           "**%d of %d streams decode to one identical output in every configuration** (%d "
+           "decodes; the most distinct outputs of any stream: %d; failed decodes: %d). "
+           "Unavailable here: %s." % (identical, len(streams), decodes, max(distinct), errors,
+                                      ", ".join(unavailable) or "none"), "",
+           "## Float decoder", "",
+           "The same checkpoints in PyTorch decode the same streams' symbols: float h_s on the "
+           "stream's z_hat gives scales and means, the table index is spec 7.4 on `4096 * scale`,"
+           " g_s runs on `y symbol + mean`. Each variant is compared with the integer decoder and "
+           "with float32 on 1 thread. A *table index* that differs from the encoder's makes an "
+           "entropy decoder read the rest of the stream with the wrong table: one such element "
+           "destroys the picture from that point on. A differing mean (rounded to Q12) moves "
+           "the reconstruction only.", "",
+           "Counts over the %d streams, %d y elements and %d RGB bytes in all (sums over the "
+           "streams; in brackets the number of streams with at least one):" %
+           (len(streams), sum(int(r["y_elements"]) for r in d["repro-float"]
+                              if r["variant"] == "float32-t1"),
+            3 * sum(picture_pixels()[r["picture"]] for r in d["repro-float"]
+                    if r["variant"] == "float32-t1")), "",
+           "| variant | index ≠ integer | mean ≠ integer | index ≠ float32/1 | mean ≠ float32/1 "
+           "| RGB bytes ≠ float32/1 | RGB bytes ≠ integer |", "|---|---|---|---|---|---|---|"]
+    rf = d["repro-float"]
+    variants = []
+    for r in rf:
+        if r["variant"] not in variants:
+            variants.append(r["variant"])
+    for v in variants:
+        rs = [r for r in rf if r["variant"] == v]
+
+        def col(k):
+            vals = [int(r[k]) for r in rs]
+            return "%d (%d)" % (sum(vals), sum(1 for x in vals if x))
+        out.append("| %s | %s | %s | %s | %s | %s | %s |" % (
+            VARIANT_TEXT.get(v, v), col("index_differ_vs_int"), col("mean_differ_vs_int"),
+            col("index_differ_vs_f32t1"), col("mean_differ_vs_f32t1"),
+            col("rgb_bytes_differ_vs_f32t1"), col("rgb_bytes_differ_vs_int")))
+    f32 = [r for r in rf if r["variant"] == "float32-t1"]
+    tot = sum(int(r["y_elements"]) for r in f32)
+    idx_int = sum(int(r["index_differ_vs_int"]) for r in f32)
+    out += ["",
+            "So a float decoder facing the integer encoder's streams would pick a different "
+            "table for %d of %d y elements (%.3f %%) and fail on %d of %d streams; facing a "
+            "float32 encoder on another thread count, precision or platform, it fails where the "
+            "column \"index ≠ float32/1\" is non-zero. The integer decoder has no such column: "
+            "its table indices are part of the format." %
+            (idx_int, tot, 100.0 * idx_int / tot,
+             sum(1 for r in f32 if int(r["index_differ_vs_int"])), len(f32)),
+            "", "## Not measured", "",
+            "- Other CPUs (ARM/NEON, other x86 vendors), other operating systems, a hardware GPU "
+            "(only Mesa's lavapipe software Vulkan driver runs here), 32-bit builds.",
+            "- The float decoder on a GPU (cuDNN, TF32) or with other PyTorch/oneDNN versions, "
+            "where float divergence is usually larger than between CPU thread counts.",
+            "- Decode speed (see decode-throughput.md).", "", FOOT, ""]
+    return "\n".join(out)
+
+
+# ---------------------------------------------------------------- classic codecs
+
+CODEC_TEXT = {
+    "jpeg": "JPEG: libjpeg-turbo `cjpeg -quality Q -sample 2x2 -optimize` (4:2:0, optimised "
+            "Huffman tables), `djpeg`",
+    "webp": "WebP: `cwebp -q Q` (lossy, 4:2:0, method 4), `dwebp`",
+    "avif": "AVIF: `avifenc --min A --max A -y 420 -s 6` (libaom, 4:2:0, speed 6), `avifdec`",
+}
+
+
+def classic_figures(d):
+    wai = rd_curves(d["rd-wai"], "integer")
+    res = {}
+    for codec in ("jpeg", "webp", "avif"):
+        rows = [r for r in d["rd-classic"] if r["codec"] == codec]
+        per = {}
+        for pic in sorted(wai):
+            rs = sorted((r for r in rows if r["picture"] == pic), key=lambda r: float(r["bpp"]))
+            bpp = [float(r["bpp"]) for r in rs]
+            ps = [float(r["psnr_db"]) for r in rs]
+            ms = [E.msssim_db(float(r["msssim"])) for r in rs]
+            exc_p, exc_m = [], []
+            for rw, pw, mw in zip(*wai[pic]):
+                cp = [b for b, q in zip(bpp, ps) if q >= pw]
+                cm = [b for b, q in zip(bpp, ms) if q >= mw]
+                exc_p.append((rw / min(cp) - 1) * 100 if cp else None)
+                exc_m.append((rw / min(cm) - 1) * 100 if cm else None)
+            per[pic] = dict(exc_psnr=exc_p, exc_msssim=exc_m,
+                psnr=E.bd_rate(bpp, ps, wai[pic][0], wai[pic][1]),
+                msssim=E.bd_rate(bpp, ms, wai[pic][0], wai[pic][2]),
+                wai_psnr=(min(wai[pic][1]), max(wai[pic][1])), c_psnr=(min(ps), max(ps)),
+                wai_bpp=(min(wai[pic][0]), max(wai[pic][0])), c_bpp=(min(bpp), max(bpp)),
+                wai_ms=(min(wai[pic][2]), max(wai[pic][2])), c_ms=(min(ms), max(ms)))
+        res[codec] = per
+    return res
+
+
+def render_classic(d):
+    m = d["machine"]
+    res = classic_figures(d)
+    quals = sorted({int(r["quality"]) for r in d["rd-wai"]})
+    out = ["# WAI against JPEG, WebP and AVIF", "",
+           "Record of %s; every figure below is computed by `tools/eval/records.py` from "
+           "`docs/research/data/rd-classic.tsv` (measured by `tools/eval/classic.py`) and the "
+           "integer-codec rows of `rd-wai.tsv` (`tools/eval/determinism.py`)." % m["date"], "",
+           machine_block(m, "; %s (libjpeg-turbo-progs %s), webp %s, avifenc %s (libavif-bin %s)"
+                         % ("cjpeg", m["libjpeg-turbo-progs"], m["webp"], m["avifenc"],
+                            m["libavif-bin"])), "",
+           inputs_block(d), "",
+           "## Method", "",
+           "- WAI: the integer codec (`wai encode`/`wai decode`) at %s, bits = stream size "
+           "(with its 136 container bytes)." % ", ".join("q%d" % q for q in quals)]
+    settings = {}
+    for r in d["rd-classic"]:
+        settings.setdefault(r["codec"], [])
+        if r["setting"] not in settings[r["codec"]]:
+            settings[r["codec"]].append(r["setting"])
+    for c in ("jpeg", "webp", "avif"):
+        out.append("- %s; settings %s. Bits = file size (with its container)." %
+                   (CODEC_TEXT[c], ", ".join(settings.get(c, []))))
+    out += ["- Quality: PSNR over RGB8 samples, MS-SSIM in dB as in determinism-cost.md; the "
+            "decoded pictures are converted to RGB by the codecs' own decoders.",
+            "- BD-rate of WAI (test) against each codec (anchor), per picture, PCHIP over the "
+            "overlap of the two quality ranges; positive = WAI needs that many percent more bits "
+            "for the same quality. A picture whose WAI quality range does not overlap the codec's"
+            " has no BD-rate (\"n/a\") and is left out of the summary.", "",
+            "## Figures", "",
+            "| WAI against | BD-rate by PSNR: median | mean | min | max | pictures | "
+            "by MS-SSIM: median | mean | min | max | pictures |",
+            "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for c in ("jpeg", "webp", "avif"):
+        per = res[c]
+        vp = [v["psnr"] for v in per.values() if v["psnr"] is not None]
+        vm = [v["msssim"] for v in per.values() if v["msssim"] is not None]
+        out.append("| %s | %s | %d of %d | %s | %d of %d |" % (
+            c.upper() if c != "webp" else "WebP", summ_line(vp), len(vp), len(per),
+            summ_line(vm), len(vm), len(per)))
+    out += ["", "Where no BD-rate exists (the codec's lowest setting already gives a higher "
+            "quality than WAI's best point), a plainer figure: for each WAI point (picture x "
+            "quality, %d in all), the extra bits WAI spends over the cheapest measured setting of"
+            " the codec that reaches at least the same PSNR (or MS-SSIM), "
+            "`bits_WAI / bits_codec - 1`. No interpolation; the codec could need fewer bits "
+            "still at a setting between those measured, so these are lower bounds." %
+            sum(len(v["exc_psnr"]) for v in res["jpeg"].values()), "",
+            "| WAI against | extra bits at equal PSNR: median | min | max | points | "
+            "at equal MS-SSIM: median | min | max | points |", "|---|---|---|---|---|---|---|---|---|"]
+    for c in ("jpeg", "webp", "avif"):
+        vp = [x for v in res[c].values() for x in v["exc_psnr"] if x is not None]
+        vm = [x for v in res[c].values() for x in v["exc_msssim"] if x is not None]
+        n = sum(len(v["exc_psnr"]) for v in res[c].values())
+
+        def three(vals):
+            if not vals:
+                return "n/a | n/a | n/a"
+            return " | ".join(pct(x) for x in (float(np.median(vals)), min(vals), max(vals)))
+        out.append("| %s | %s | %d of %d | %s | %d of %d |" % (
+            c.upper() if c != "webp" else "WebP", three(vp), len(vp), n, three(vm), len(vm), n))
+    out += ["", "Per picture (BD-rate by PSNR / by MS-SSIM; the PSNR ranges in dB that the "
+            "overlap is taken over):", "",
+            "| picture | WAI PSNR range | JPEG | JPEG PSNR range | WebP | WebP PSNR range | AVIF "
+            "| AVIF PSNR range |", "|---|---|---|---|---|---|---|---|"]
+    for pic in sorted(res["jpeg"]):
+        cells = ["%.2f-%.2f" % res["jpeg"][pic]["wai_psnr"]]
+        for c in ("jpeg", "webp", "avif"):
+            v = res[c][pic]
+            cells.append("%s / %s" % (pct(v["psnr"]), pct(v["msssim"])))
+            cells.append("%.2f-%.2f" % v["c_psnr"])
+        out.append("| %s | %s |" % (pic, " | ".join(cells)))
+    allx = [x for c in res for v in res[c].values() for x in v["exc_psnr"] + v["exc_msssim"]
+            if x is not None]
+    worse = sum(1 for x in allx if x > 0)
+    out += ["", "Plainly: in %d of %d of these point comparisons WAI needs more bits than the "
+            "classic codec for the same quality (these are young models, ~2500 training "
+            "iterations at N=64/M=96)." % (worse, len(allx)),
+            "", "## Not measured", "",
+            "- 4:4:4 JPEG/AVIF, other encoder speeds or tunings (e.g. `cjpeg -dct float`, "
+            "`cwebp -m 6`, AVIF `--tune ssim`), JPEG XL, HEIC, video codecs.",
+            "- Other pictures than the six evaluation pictures; encode/decode speed; "
+            "subjective quality.",
+            "- WAI against the classic codecs at rates where their quality ranges do not "
+            "overlap (no BD-rate is defined there).", "", FOOT, ""]
+    return "\n".join(out)
+
+
+# ---------------------------------------------------------------- checks
+
+def render_all(d):
+    return {"determinism-cost.md": render_determinism(d),
+            "reproducibility.md": render_reproducibility(d),
+            "classic-codecs.md": render_classic(d)}
+
+
+def consistency(d, root):
+    """Checks of the readings themselves, and of the inputs against the committed files."""
+    errs = []
+    sizes = picture_pixels(root)
+    for table in ("rd-wai", "rd-classic"):
+        for r in d[table]:
+            bpp = 8.0 * int(r["bytes"]) / sizes[r["picture"]]
+            if "%.6f" % bpp != r["bpp"]:
+                errs.append("%s: %s bpp %s, but 8 * bytes / pixels = %.6f" %
+                            (table, r["picture"], r["bpp"], bpp))
+    for r in d["inputs"]:
+        path = os.path.join(root, r["file"])
+        if not os.path.exists(path):
+            if r["file"].startswith("tools/train/checkpoints/"):
+                continue   # checkpoints are optional in a checkout
+            errs.append("input %s: missing" % r["file"])
+            continue
+        h = hashlib.sha256(open(path, "rb").read()).hexdigest()
+        if h != r["sha256"]:
+            errs.append("input %s: SHA-256 %s, the readings were made with %s" %
+                        (r["file"], h, r["sha256"]))
+    named = {r["file"] for r in d["inputs"]}
+    for f in sorted(os.listdir(os.path.join(root, "models"))):
+        if re.match(r"wai-q\d+\.(whm|ana)$", f) and "models/" + f not in named:
+            errs.append("models/%s is committed but has no readings" % f)
+    return errs
+
+
+def check(root, data=None, docs=None, quiet=False):
+    docs = docs or os.path.join(root, "docs", "research")
+    data = data or os.path.join(docs, "data")
+    d = load(data)
+    errs = consistency(d, root)
+    for name, text in render_all(d).items():
+        path = os.path.join(docs, name)
+        have = open(path).read() if os.path.exists(path) else None
+        if have != text:
+            a = (have or "").splitlines()
+            b = text.splitlines()
+            first = next((i for i in range(max(len(a), len(b)))
+                          if i >= len(a) or i >= len(b) or a[i] != b[i]), 0)
+            errs.append("%s differs from its readings at line %d:\n  committed: %s\n  readings:  "
+                        "%s" % (name, first + 1, a[first] if first < len(a) else "<none>",
+                                b[first] if first < len(b) else "<none>"))
+    if not quiet:
+        for e in errs:
+            print("records: " + e)
+        print("records: %s" % ("OK, %d records match their readings" % len(RECORDS)
+                               if not errs else "%d mismatch(es)" % len(errs)))
+    return not errs
+
+
+def self_test():
+    ok = True
+
+    def expect(name, cond):
+        nonlocal ok
+        print("self-test: %-62s %s" % (name, "ok" if cond else "FAILED"))
+        ok = ok and cond
+
+    # BD-rate on known cases
+    expect("BD-rate of doubled rates is +100 %",
+           abs(E.bd_rate([1, 2, 3, 4], [30, 32, 34, 36], [2, 4, 6, 8], [30, 32, 34, 36]) - 100) < 1e-9)
+    expect("BD-rate of identical curves is 0 %",
+           abs(E.bd_rate([1, 2, 4], [30, 33, 35], [1, 2, 4], [30, 33, 35])) < 1e-12)
+    expect("BD-rate without overlap is undefined",
+           E.bd_rate([1, 2], [30, 31], [1, 2], [32, 33]) is None)
+    # PCHIP on a cubic-free case: linear data integrates exactly
+    expect("PCHIP integral of a line", abs(E.pchip_integral([0, 1, 3], [0, 2, 6], 0.5, 2.5) - 6.0) < 1e-12)
+    # monotone data: PCHIP keeps monotonicity (no overshoot) -> integral within the box
+    v = E.pchip_integral([0, 1, 2, 3], [0, 0, 1, 1], 0, 3)
+    expect("PCHIP integral of a step stays within bounds", 0.999 <= v <= 2.001)
+    with tempfile.TemporaryDirectory() as tmp:
+        docs = os.path.join(tmp, "research")
+        shutil.copytree(os.path.join(ROOT, "docs", "research"), docs)
+        data = os.path.join(docs, "data")
+        expect("the committed records verify", check(ROOT, data, docs, quiet=True))
+        det = os.path.join(docs, "determinism-cost.md")
+        orig = open(det).read()
+        mm = re.search(r"Median BD-rate by PSNR over the \d+ pictures: ([+-]\d+\.\d+) %", orig)
+        expect("the median BD-rate figure is found in the record", mm is not None)
+        if mm:
+            nd = len(mm.group(1).split(".")[1])
+            edited = "%+.*f" % (nd, float(mm.group(1)) + 10 ** -nd)
+            open(det, "w").write(orig[:mm.start(1)] + edited + orig[mm.end(1):])
+            expect("an edited figure (%s -> %s) fails" % (mm.group(1), edited),
+                   not check(ROOT, data, docs, quiet=True))
+            open(det, "w").write(orig)
+        rd = os.path.join(data, "rd-wai.tsv")
+        orig = open(rd).read()
+        lines = orig.split("\n")
+        f = lines[1].split("\t")
+        f[5] = "%.4f" % (float(f[5]) + 0.1)
+        open(rd, "w").write("\n".join(lines[:1] + ["\t".join(f)] + lines[2:]))
+        expect("an edited reading (a PSNR) fails", not check(ROOT, data, docs, quiet=True))
+        open(rd, "w").write(orig)
+        inp = os.path.join(data, "inputs.tsv")
+        orig = open(inp).read()
+        open(inp, "w").write(re.sub(r"(models/wai-q\d\.whm\t)([0-9a-f])",
+                                    lambda x: x.group(1) + ("0" if x.group(2) != "0" else "1"),
+                                    orig, count=1))
+        expect("a model hash other than the committed model's fails",
+               not check(ROOT, data, docs, quiet=True))
+        open(inp, "w").write(orig)
+        expect("restored copies verify again", check(ROOT, data, docs, quiet=True))
+    print("self-test: %s" % ("OK" if ok else "FAILED"))
+    return ok
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--write", action="store_true")
+    ap.add_argument("--check", action="store_true")
+    ap.add_argument("--self-test", action="store_true")
+    a = ap.parse_args()
+    if not (a.write or a.check or a.self_test):
+        ap.error("give --write, --check and/or --self-test")
+    if a.write:
+        docs = os.path.join(ROOT, "docs", "research")
+        for name, text in render_all(load(os.path.join(docs, "data"))).items():
+            open(os.path.join(docs, name), "w").write(text)
+            print("records: wrote docs/research/%s" % name)
+    ok = True
+    if a.check:
+        ok = check(ROOT) and ok
+    if a.self_test:
+        ok = self_test() and ok
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

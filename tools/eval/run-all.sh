@@ -1,0 +1,63 @@
+#!/bin/sh
+# Regenerate every reading of docs/research/{determinism-cost,reproducibility,classic-codecs}.md
+# (docs/research/data/*.tsv), then re-render the three records from them.
+#
+#   tools/eval/run-all.sh [BUILD_DIR]        (default build; needs a built build/tools/wai)
+#
+# Needs /usr/bin/python3 with torch, numpy, PIL (Debian python3-torch, python3-numpy,
+# python3-pil), cjpeg/djpeg (libjpeg-turbo-progs), cwebp/dwebp (webp), avifenc/avifdec
+# (libavif-bin), Mesa's lavapipe for --device vulkan (mesa-vulkan-drivers), and the training
+# checkpoints tools/train/checkpoints/q*.pt of the committed models. About 25 minutes on a
+# loaded 2-core machine. Work files go to $WAI_EVAL_WORK (default build/eval-work).
+set -eu
+cd "$(dirname "$0")/../.."
+BUILD=${1:-build}
+WAI=$BUILD/tools/wai
+WORK=${WAI_EVAL_WORK:-$BUILD/eval-work}
+DATA=docs/research/data
+PY=/usr/bin/python3
+[ -x "$WAI" ] || { echo "run-all: $WAI not built" >&2; exit 3; }
+rm -rf "$WORK"
+mkdir -p "$WORK" "$DATA"
+load0=$(cut -d' ' -f1-3 /proc/loadavg)
+t0=$(date +%s)
+$PY tools/eval/determinism.py --work "$WORK/wai" --wai "$WAI"
+$PY tools/eval/waiformat.py models "$WORK"/wai/*.wai   # the numpy reading agrees with the C streams
+$PY tools/eval/repro_int.py --work "$WORK/wai" --wai "$WAI"
+$PY tools/eval/classic.py --work "$WORK/classic"
+t1=$(date +%s)
+load1=$(cut -d' ' -f1-3 /proc/loadavg)
+
+# The machine and software the readings were made with.
+pyv() { $PY -c "import $1; print($1.__version__)"; }
+deb() { dpkg-query -W -f='${Version}' "$1" 2>/dev/null || echo unknown; }
+{
+    printf '# key\tvalue\n'
+    printf 'date\t%s\n' "$(date -u +%Y-%m-%d)"
+    printf 'cpu\t%s\n' "$(lscpu | sed -n 's/^Model name: *//p' | head -1)"
+    printf 'cores\t%s\n' "$(nproc)"
+    printf 'load_start\t%s\n' "$load0"
+    printf 'load_end\t%s\n' "$load1"
+    printf 'run_seconds\t%s\n' "$((t1 - t0))"
+    printf 'kernel\t%s\n' "$(uname -sr)"
+    printf 'code_commit\t%s\n' "$(git rev-parse --short=12 HEAD)"
+    printf 'cc\t%s\n' "$(cc --version | head -1)"
+    printf 'python\t%s\n' "$($PY -c 'import platform; print(platform.python_version())')"
+    printf 'torch\t%s\n' "$(pyv torch)"
+    printf 'numpy\t%s\n' "$(pyv numpy)"
+    printf 'pillow\t%s\n' "$(pyv PIL)"
+    printf 'libjpeg-turbo-progs\t%s\n' "$(deb libjpeg-turbo-progs)"
+    printf 'webp\t%s\n' "$(deb webp)"
+    printf 'libavif-bin\t%s\n' "$(deb libavif-bin)"
+    printf 'avifenc\t%s\n' "$(avifenc --version 2>&1 | head -1)"
+    printf 'vulkan_device\t%s\n' "$(vulkaninfo --summary 2>/dev/null | sed -n 's/^[[:space:]]*deviceName[[:space:]]*=[[:space:]]*//p' | head -1)"
+    printf 'vulkan_driver\t%s\n' "$(vulkaninfo --summary 2>/dev/null | sed -n 's/^[[:space:]]*driverInfo[[:space:]]*=[[:space:]]*//p' | head -1)"
+} > "$DATA/machine.tsv"
+{
+    printf '# file\tsha256\n'
+    for f in models/wai-q*.whm models/wai-q*.ana tools/train/checkpoints/q*.pt samples/eval/*.png; do
+        printf '%s\t%s\n' "$f" "$(sha256sum "$f" | cut -d' ' -f1)"
+    done
+} > "$DATA/inputs.tsv"
+$PY tools/eval/records.py --write
+echo "run-all: readings in $DATA, records rendered ($((t1 - t0)) s)"
