@@ -1390,6 +1390,18 @@ static int out_write(EncOut *o, const uint8_t *data, size_t n)
     return 0;
 }
 
+/* The result of an encoder call that made one unit (r < 0: its error) written out; an exit code. */
+static int put_unit(EncOut *o, WaiEncoder *e, const char *name, int r, uint8_t *unit, size_t n)
+{
+    if (r < 0) {
+        errmsg(name, "%s (%s)", wai_encoder_last_error(e), wai_strerror(r));
+        return r == WAI_ERR_INVALID_ARG ? EXIT_INPUT : exit_code(r);
+    }
+    int ret = out_write(o, unit, n);
+    free(unit);
+    return ret;
+}
+
 static mode_t current_umask(void)
 {
     mode_t m = umask(0);   /* the CLI is single-threaded */
@@ -1640,26 +1652,12 @@ bad:
             size_t usize = 0;
             if (!frames) {
                 r = wai_encoder_header(e, w, h, 0, &unit, &usize);
-                if (r < 0) {
-                    errmsg(name, "%s (%s)", wai_encoder_last_error(e), wai_strerror(r));
-                    ret = r == WAI_ERR_INVALID_ARG ? EXIT_INPUT : exit_code(r);
-                    break;
-                }
-                ret = out_write(&out, unit, usize);
-                free(unit);
-                if (ret) break;
+                if ((ret = put_unit(&out, e, name, r, unit, usize))) break;
                 fw = w;
                 fh = h;
             }
             r = wai_encode_picture_unit(e, rgb, (ptrdiff_t)w * 3, w, h, &unit, &usize);
-            if (r < 0) {
-                errmsg(name, "%s (%s)", wai_encoder_last_error(e), wai_strerror(r));
-                ret = r == WAI_ERR_INVALID_ARG ? EXIT_INPUT : exit_code(r);
-                break;
-            }
-            ret = out_write(&out, unit, usize);
-            free(unit);
-            if (ret) break;
+            if ((ret = put_unit(&out, e, name, r, unit, usize))) break;
             frames++;
             pixels += (uint64_t)w * h;
             if (show) {

@@ -2,6 +2,7 @@
  *
  * Environment: WAI_ENC_MODELS (the directory with wai-q3.whm/.ana, i.e. <source>/models). */
 #include <stdlib.h>
+#include <stdarg.h>
 #include <string.h>
 
 #include <gst/check/gstcheck.h>
@@ -223,9 +224,11 @@ GST_START_TEST (test_library_units)
 
 GST_END_TEST;
 
-/* A model directory without the model: the element fails to start with a clear
- * RESOURCE/NOT_FOUND error naming the model; no crash. */
-GST_START_TEST (test_missing_model)
+/* Starts waienc with model-dir DIR and quality Q (0: the default): it must fail to start with a
+ * RESOURCE/NOT_FOUND error whose message holds each of the NULL-terminated strings; returns
+ * the debug detail (g_free it). */
+static gchar *
+start_fails_not_found (const gchar * dir, gint quality, ...)
 {
   GstElement *pipe = gst_parse_launch ("videotestsrc num-buffers=2 ! "
       "video/x-raw,format=RGB,width=96,height=80 ! waienc name=e ! fakesink", NULL);
@@ -234,10 +237,14 @@ GST_START_TEST (test_missing_model)
   GstMessage *msg;
   GError *err = NULL;
   gchar *dbg = NULL;
+  const gchar *want;
+  va_list ap;
 
   fail_unless (pipe != NULL);
   e = gst_bin_get_by_name (GST_BIN (pipe), "e");
-  g_object_set (e, "model-dir", "/nonexistent/wai-models", NULL);
+  g_object_set (e, "model-dir", dir, NULL);
+  if (quality)
+    g_object_set (e, "quality", quality, NULL);
   gst_object_unref (e);
   fail_unless_equals_int (gst_element_set_state (pipe, GST_STATE_PLAYING),
       GST_STATE_CHANGE_FAILURE);
@@ -247,16 +254,27 @@ GST_START_TEST (test_missing_model)
   gst_message_parse_error (msg, &err, &dbg);
   fail_unless (g_error_matches (err, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_NOT_FOUND),
       "%s", err->message);
-  fail_unless (strstr (err->message, "wai-q3") != NULL, "%s", err->message);
-  fail_unless (strstr (err->message, "/nonexistent/wai-models") != NULL, "%s", err->message);
-  fail_unless (strstr (err->message, "model pair there: none") != NULL, "%s", err->message);
-  fail_unless (dbg && strstr (dbg, "model-dir") != NULL);
+  va_start (ap, quality);
+  while ((want = va_arg (ap, const gchar *)))
+    fail_unless (strstr (err->message, want) != NULL, "%s", err->message);
+  va_end (ap);
   g_error_free (err);
-  g_free (dbg);
   gst_message_unref (msg);
   gst_object_unref (bus);
   gst_element_set_state (pipe, GST_STATE_NULL);
   gst_object_unref (pipe);
+  return dbg;
+}
+
+/* A model directory without the model: the element fails to start with a clear
+ * RESOURCE/NOT_FOUND error naming the model; no crash. */
+GST_START_TEST (test_missing_model)
+{
+  gchar *dbg = start_fails_not_found ("/nonexistent/wai-models", 0, "wai-q3",
+      "/nonexistent/wai-models", "model pair there: none", NULL);
+
+  fail_unless (dbg && strstr (dbg, "model-dir") != NULL);
+  g_free (dbg);
 }
 
 GST_END_TEST;
@@ -264,35 +282,8 @@ GST_END_TEST;
 /* A quality without a model pair in model-dir: the error lists the qualities there are. */
 GST_START_TEST (test_missing_quality)
 {
-  GstElement *pipe = gst_parse_launch ("videotestsrc num-buffers=2 ! "
-      "video/x-raw,format=RGB,width=96,height=80 ! waienc name=e ! fakesink", NULL);
-  GstElement *e;
-  GstBus *bus;
-  GstMessage *msg;
-  GError *err = NULL;
-  gchar *dbg = NULL;
-
-  fail_unless (pipe != NULL);
-  e = gst_bin_get_by_name (GST_BIN (pipe), "e");
-  g_object_set (e, "model-dir", models (), "quality", 2, NULL);
-  gst_object_unref (e);
-  fail_unless_equals_int (gst_element_set_state (pipe, GST_STATE_PLAYING),
-      GST_STATE_CHANGE_FAILURE);
-  bus = gst_element_get_bus (pipe);
-  msg = gst_bus_timed_pop_filtered (bus, 10 * GST_SECOND, GST_MESSAGE_ERROR);
-  fail_unless (msg != NULL);
-  gst_message_parse_error (msg, &err, &dbg);
-  fail_unless (g_error_matches (err, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_NOT_FOUND),
-      "%s", err->message);
-  fail_unless (strstr (err->message, "wai-q2") != NULL, "%s", err->message);
-  fail_unless (strstr (err->message, "model pair there: 1, 3, 5, 7") != NULL, "%s",
-      err->message);
-  g_error_free (err);
-  g_free (dbg);
-  gst_message_unref (msg);
-  gst_object_unref (bus);
-  gst_element_set_state (pipe, GST_STATE_NULL);
-  gst_object_unref (pipe);
+  g_free (start_fails_not_found (models (), 2, "wai-q2", "model pair there: 1, 3, 5, 7",
+          NULL));
 }
 
 GST_END_TEST;
