@@ -3,7 +3,7 @@
 # to PNG through the library (the `wai` tool) and through GStreamer (waidec).
 set -eu
 cd "$(dirname "$0")/.."
-tools/install-deps.sh
+WAI_SKIP_CROSS=1 tools/install-deps.sh   # the cross-build packages are for the test suite only
 [ -d build ] || meson setup build
 ninja -C build
 export WAI_MODEL_PATH="$PWD/build/tools:$PWD/models"
