@@ -48,6 +48,14 @@ finish() {
 
 # --- builds ------------------------------------------------------------------------
 build_libwai() {
+    # a build dir left by a checkout elsewhere cannot be reused (meson would regenerate it
+    # from that tree, maybe gone): start it anew; the install below overwrites the prefix
+    local src
+    src=$(sed -n 's/.*"source": *"\([^"]*\)".*/\1/p' "$WAI_BUILD/meson-info/meson-info.json" 2>/dev/null | head -n 1)
+    if [ -e "$WAI_BUILD" ] && [ "$src" != "$ROOT" ]; then
+        echo "note: $WAI_BUILD was configured for ${src:-another tree}: removing it"
+        rm -rf "$WAI_BUILD"
+    fi
     [ -f "$WAI_BUILD/build.ninja" ] ||
         meson setup "$WAI_BUILD" "$ROOT" --prefix="$WAI_PREFIX" -Dgstreamer=disabled \
             >"$TMP/meson-setup.log" 2>&1 || { cat "$TMP/meson-setup.log"; return 1; }

@@ -78,7 +78,8 @@ set -- \
     --enable-pthreads \
     --enable-libwai \
     --enable-decoder=libwai,mjpeg --enable-parser=wai --enable-demuxer=wai --enable-protocol=file
-args="$* $(cd "$SRC" && git rev-parse HEAD)"
+# configure records the pkg-config flags (libwai's directory): a new checkout reconfigures
+args="$* $(cd "$SRC" && git rev-parse HEAD) $LIBDIR"
 cd "$FUZZ_WORK/build"
 if [ "$(cat .configure-args 2>/dev/null || true)" != "$args" ] || [ ! -f config.h ]; then
     "$SRC/configure" "$@" >>"$LOG" 2>&1 || { tail -n 30 ffbuild/config.log >>"$LOG" 2>/dev/null; die "configure failed"; }
