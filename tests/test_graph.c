@@ -268,21 +268,40 @@ static void test_hyper(void)
     CHECK_EQ(wai_hyper(&m, &dsp, &g, zh, idx, mean), WAI_ERR_MODEL_INVALID);
 }
 
+/* A model with g_s the identity 1x1 conv (3 -> 3 channels) and h_s one 1x1 conv (1 -> 6
+ * channels, weights wh0, wh1, 0...), n_z 1, n_y 3, no down-sampling; the layers and their
+ * arrays live in the struct (m points into it: do not copy the struct, copy m). */
+typedef struct IdentityModel {
+    int16_t w[9], wh[6];
+    uint8_t sh[6];
+    int64_t b[6];
+    WaiLayer gl, h;
+    WaiModel m;
+} IdentityModel;
+
+static void identity_model(IdentityModel *t, int16_t wh0, int16_t wh1, uint32_t pad_multiple)
+{
+    memset(t, 0, sizeof(*t));
+    t->w[0] = t->w[4] = t->w[8] = 1;
+    t->wh[0] = wh0;
+    t->wh[1] = wh1;
+    t->gl = conv(WAI_LAYER_CONV, 3, 3, 1, 1, 0, 0);
+    t->h = conv(WAI_LAYER_CONV, 1, 6, 1, 1, 0, 0);
+    t->gl.weight = t->w; t->gl.shift = t->sh; t->gl.bias = t->b;
+    t->h.weight = t->wh; t->h.shift = t->sh; t->h.bias = t->b;
+    t->m.n_z = 1; t->m.n_y = 3;
+    t->m.pad_multiple = pad_multiple; t->m.y_down = t->m.z_down = 1;
+    t->m.n_hs = t->m.n_gs = 1;
+    t->m.hs = &t->h; t->m.gs = &t->gl;
+}
+
 static void test_synthesis(void)
 {
     /* n_y = 3, pad_multiple 2: a 3x2 picture is coded 4x2; g_s is the identity 1x1 conv */
-    int16_t w[9] = { 1, 0, 0, 0, 1, 0, 0, 0, 1 }, wh[6] = { 0 };
-    uint8_t sh[6] = { 0 };
-    int64_t b[6] = { 0 };
-    WaiLayer gl = conv(WAI_LAYER_CONV, 3, 3, 1, 1, 0, 0), h = conv(WAI_LAYER_CONV, 1, 6, 1, 1, 0, 0);
-    gl.weight = w; gl.shift = sh; gl.bias = b;
-    h.weight = wh; h.shift = sh; h.bias = b;
-    WaiModel m;
-    memset(&m, 0, sizeof(m));
-    m.n_z = 1; m.n_y = 3;
-    m.pad_multiple = 2; m.y_down = m.z_down = 1;
-    m.n_hs = m.n_gs = 1;
-    m.hs = &h; m.gs = &gl;
+    IdentityModel im;
+    identity_model(&im, 0, 0, 2);
+    WaiModel m = im.m;
+    WaiLayer *gl = &im.gl;
     WaiGeometry g;
     CHECK_EQ(wai_geometry(&m, 3, 2, &g), 0);
     CHECK_EQ(g.wp, 4);
@@ -330,7 +349,7 @@ static void test_synthesis(void)
     CHECK_EQ(wai_synthesis(&m, &dsp, &g, y, 0, 0, 3, 1, rgb, 8), WAI_ERR_INVALID_ARG);
 
     /* g_s not ending in 3 x Hp x Wp */
-    gl.cout = 2;
+    gl->cout = 2;
     CHECK_EQ(wai_synthesis(&m, &dsp, &g, y, 0, 0, 3, 2, rgb, 11), WAI_ERR_MODEL_INVALID);
 }
 
@@ -341,18 +360,10 @@ static void test_split_rows(void)
 {
     enum { W = 400, H = 300 };
     uint64_t rs = 99;
-    int16_t w[9] = { 1, 0, 0, 0, 1, 0, 0, 0, 1 }, wh[6] = { 1, -1 };
-    uint8_t sh[6] = { 0 };
-    int64_t b[6] = { 0 };
-    WaiLayer gl = conv(WAI_LAYER_CONV, 3, 3, 1, 1, 0, 0), h = conv(WAI_LAYER_CONV, 1, 6, 1, 1, 0, 0);
-    gl.weight = w; gl.shift = sh; gl.bias = b;
-    h.weight = wh; h.shift = sh; h.bias = b;
-    WaiModel m;
-    memset(&m, 0, sizeof(m));
-    m.n_z = 1; m.n_y = 3;
-    m.pad_multiple = m.y_down = m.z_down = 1;
-    m.n_hs = m.n_gs = 1;
-    m.hs = &h; m.gs = &gl;
+    IdentityModel im;
+    identity_model(&im, 1, -1, 1);
+    WaiModel m = im.m;
+    WaiLayer *gl = &im.gl, *h = &im.h;
     m.n_scales = 4;
     m.thresholds_q12 = thr;
     WaiGeometry g;
@@ -382,8 +393,8 @@ static void test_split_rows(void)
     }
     /* h_s: scale = z_hat, mean = -z_hat over W x H (z is 1 x H x W here) */
     m.n_y = 1;
-    h.cout = 2;
-    gl.cin = 1;
+    h->cout = 2;
+    gl->cin = 1;
     CHECK_EQ(wai_geometry(&m, W, H, &g), 0);
     uint8_t *idx = malloc(plane);
     int32_t *mean = malloc(plane * sizeof(*mean));
