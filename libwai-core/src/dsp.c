@@ -7,12 +7,32 @@
 #include "dsp_fast.h"
 #include "threadpool.h"
 
+/* The fast sets this build has, in the order `auto` stacks them (each on top of the previous,
+ * over the portable C set), with the CPU flag each needs. */
+typedef struct FastSet {
+    WaiKernels kernels;
+    unsigned cpu_flag;
+    void (*init)(WaiDsp *dsp);
+} FastSet;
+
+static const FastSet fast_sets[] = {
+#if WAI_HAVE_FAST_X86
+    { WAI_KERNELS_AVX2, WAI_CPU_AVX2, wai_dsp_init_avx2 },
+    { WAI_KERNELS_AVX512, WAI_CPU_AVX512, wai_dsp_init_avx512 },
+    { WAI_KERNELS_AVX512VNNI, WAI_CPU_AVX512VNNI, wai_dsp_init_avx512vnni },
+#endif
+#if WAI_HAVE_FAST_NEON
+    { WAI_KERNELS_NEON, WAI_CPU_NEON, wai_dsp_init_neon },
+#endif
+    { WAI_KERNELS_REFERENCE, 0, NULL }, /* keeps the array non-empty; never matched below */
+};
+
 int wai_dsp_init(WaiDsp *dsp, WaiKernels k)
 {
     /* Always a complete table, also on failure: a caller may fall back to it. */
     wai_dsp_init_ref(dsp);
     const unsigned flags = wai_cpu_flags();
-    (void)flags; /* unused where no SIMD set is built */
+    const size_t n_fast = sizeof(fast_sets) / sizeof(fast_sets[0]) - 1;
 
     switch (k) {
     case WAI_KERNELS_REFERENCE:
@@ -21,49 +41,22 @@ int wai_dsp_init(WaiDsp *dsp, WaiKernels k)
         wai_dsp_init_c(dsp);
         return 0;
     case WAI_KERNELS_AUTO:
-        /* the ladder: each step on top of the previous */
         wai_dsp_init_c(dsp);
-#if WAI_HAVE_FAST_X86
-        if (flags & WAI_CPU_AVX2) wai_dsp_init_avx2(dsp);
-        if (flags & WAI_CPU_AVX512) wai_dsp_init_avx512(dsp);
-        if (flags & WAI_CPU_AVX512VNNI) wai_dsp_init_avx512vnni(dsp);
-#endif
-#if WAI_HAVE_FAST_NEON
-        if (flags & WAI_CPU_NEON) wai_dsp_init_neon(dsp);
-#endif
+        for (size_t i = 0; i < n_fast; i++)
+            if (flags & fast_sets[i].cpu_flag) fast_sets[i].init(dsp);
         return 0;
     case WAI_KERNELS_AVX2:
-#if WAI_HAVE_FAST_X86
-        if (!(flags & WAI_CPU_AVX2)) return WAI_ERR_UNSUPPORTED;
-        wai_dsp_init_avx2(dsp);
-        return 0;
-#else
-        return WAI_ERR_UNSUPPORTED;
-#endif
     case WAI_KERNELS_AVX512:
-#if WAI_HAVE_FAST_X86
-        if (!(flags & WAI_CPU_AVX512)) return WAI_ERR_UNSUPPORTED;
-        wai_dsp_init_avx512(dsp);
-        return 0;
-#else
-        return WAI_ERR_UNSUPPORTED;
-#endif
     case WAI_KERNELS_AVX512VNNI:
-#if WAI_HAVE_FAST_X86
-        if (!(flags & WAI_CPU_AVX512VNNI)) return WAI_ERR_UNSUPPORTED;
-        wai_dsp_init_avx512vnni(dsp);
-        return 0;
-#else
-        return WAI_ERR_UNSUPPORTED;
-#endif
     case WAI_KERNELS_NEON:
-#if WAI_HAVE_FAST_NEON
-        if (!(flags & WAI_CPU_NEON)) return WAI_ERR_UNSUPPORTED;
-        wai_dsp_init_neon(dsp);
-        return 0;
-#else
+        /* a set this build lacks, or this CPU cannot run: unsupported, not invalid */
+        for (size_t i = 0; i < n_fast; i++) {
+            if (fast_sets[i].kernels != k) continue;
+            if (!(flags & fast_sets[i].cpu_flag)) return WAI_ERR_UNSUPPORTED;
+            fast_sets[i].init(dsp);
+            return 0;
+        }
         return WAI_ERR_UNSUPPORTED;
-#endif
     }
     return WAI_ERR_INVALID_ARG;
 }
