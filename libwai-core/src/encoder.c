@@ -22,6 +22,7 @@
 
 #define ANA_HEADER 128
 #define ANA_MAX_LAYERS 64
+#define ANA_K_MAX 15      /* largest kernel size a .ana layer may have (conv_f's tap arrays) */
 #define MODEL_MAX_BYTES ((size_t)512 << 20)
 
 enum { ANA_CONV = 1, ANA_LRELU = 3, ANA_GDN = 5 };
@@ -106,8 +107,8 @@ static int parse_layer(WaiReader *r, AnaLayer *l, int *ch)
         uint32_t cin = wai_read32(r), cout = wai_read32(r);
         int kh = wai_read8(r), kw = wai_read8(r), st = wai_read8(r), pad = wai_read8(r);
         if (r->err) return WAI_ERR_MODEL_INVALID;
-        if (cin < 1 || cin > 1024 || cout < 1 || cout > 1024 || kh != kw || kh < 1 || kh > 15 ||
-            st < 1 || st > 8 || pad >= kh || (int)cin != *ch)
+        if (cin < 1 || cin > 1024 || cout < 1 || cout > 1024 || kh != kw || kh < 1 ||
+            kh > ANA_K_MAX || st < 1 || st > 8 || pad >= kh || (int)cin != *ch)
             return WAI_ERR_MODEL_INVALID;
         l->cin = (int)cin; l->cout = (int)cout; l->k = kh; l->stride = st; l->pad = pad;
         l->w = read_floats(r, (size_t)cout * cin * (size_t)(kh * kh));
@@ -242,8 +243,8 @@ static int conv_f(const AnaLayer *l, const FT *x, FT *y)
         }
     /* per tap kx: the ox range lo..hi with 0 <= ox*s - p + kx < W, and the phase row r and
      * shift m with ox*s - p + kx = (ox + m)*s + r, 0 <= r < s; LO..HI: all taps inside */
-    size_t rr[15];
-    int lo[15], hi[15], mm[15], LO = 0, HI = y->w - 1;
+    size_t rr[ANA_K_MAX];
+    int lo[ANA_K_MAX], hi[ANA_K_MAX], mm[ANA_K_MAX], LO = 0, HI = y->w - 1;
     for (int kx = 0; kx < k; kx++) {
         lo[kx] = p - kx > 0 ? (p - kx + s - 1) / s : 0;
         hi[kx] = (x->w - 1 + p - kx) >= 0 ? (x->w - 1 + p - kx) / s : -1;
@@ -266,7 +267,7 @@ static int conv_f(const AnaLayer *l, const FT *x, FT *y)
                     int iy = oy * s - p + ky;
                     if (iy < 0 || iy >= x->h) continue;
                     float *orow = out + (size_t)oy * y->w;
-                    const float *src[15];
+                    const float *src[ANA_K_MAX];
                     for (int kx = 0; kx < k; kx++) src[kx] = in + (size_t)iy * prow + rr[kx];
                     if (k != 5 || LO > HI) {
                         for (int kx = 0; kx < k; kx++)
