@@ -218,6 +218,18 @@ static double layer_work(const WaiLayer *l, WaiShape os, size_t n_out)
     }
 }
 
+/* How many jobs a piece of work is split into: 1 unless there are threads and the work (in
+ * multiply-adds or elements) is worth it; then BANDS_PER_THREAD per thread of *pool (started
+ * here at the first such piece), at most max_jobs when max_jobs >= 0 (rows to split). If the
+ * pool cannot start, the work runs on the calling thread, with the same result. */
+static int split_jobs(const WaiDsp *dsp, WaiPool **pool, double work, int64_t max_jobs)
+{
+    if (dsp->threads <= 1 || work < MIN_PARALLEL_WORK) return 1;
+    if (!*pool && wai_pool_create(pool, dsp->threads) < 0) *pool = NULL;
+    const int bands = wai_pool_threads(*pool) * BANDS_PER_THREAD;
+    return max_jobs >= 0 && max_jobs < bands ? (int)max_jobs : bands;
+}
+
 /* *pool is started at the first layer worth splitting (a small list never starts threads);
  * if it cannot start, every layer runs on the calling thread, with the same result. */
 static void run_layer(const WaiDsp *dsp, WaiPool **pool, const WaiLayer *l, const int32_t *in,
@@ -233,11 +245,8 @@ static void run_layer(const WaiDsp *dsp, WaiPool **pool, const WaiLayer *l, cons
         lc.prep = prep;
         w.l = &lc;
     }
-    if (dsp->threads > 1 && layer_work(l, os, n_out) >= MIN_PARALLEL_WORK) {
-        if (!*pool && wai_pool_create(pool, dsp->threads) < 0) *pool = NULL;
-        const int bands = wai_pool_threads(*pool) * BANDS_PER_THREAD;
-        w.n_jobs = l->type == WAI_LAYER_LRELU ? bands : (os.h < bands ? os.h : bands);
-    }
+    w.n_jobs = split_jobs(dsp, pool, layer_work(l, os, n_out),
+                          l->type == WAI_LAYER_LRELU ? -1 : (int64_t)os.h);
     wai_pool_run(*pool, layer_band, &w, w.n_jobs);
     if (prep) dsp->prep_free(prep);
 }
@@ -324,12 +333,7 @@ static void rows_job(void *ctx, int j)
 static void run_rows(const WaiDsp *dsp, WaiPool **pool, uint32_t rows, double work,
                      void (*fn)(void *ctx, uint32_t r0, uint32_t r1), void *ctx)
 {
-    RowsWork w = { fn, ctx, rows, 1 };
-    if (dsp->threads > 1 && work >= MIN_PARALLEL_WORK && rows > 1) {
-        if (!*pool && wai_pool_create(pool, dsp->threads) < 0) *pool = NULL;
-        const int bands = wai_pool_threads(*pool) * BANDS_PER_THREAD;
-        w.n_jobs = rows < (uint32_t)bands ? (int)rows : bands;
-    }
+    RowsWork w = { fn, ctx, rows, rows > 1 ? split_jobs(dsp, pool, work, rows) : 1 };
     wai_pool_run(*pool, rows_job, &w, w.n_jobs);
 }
 
