@@ -19,6 +19,8 @@ else
 fi
 targets="decode stream model rans ana"
 ninja -C $bdir -t targets all 2>/dev/null | grep -q '^tests/fuzz/fuzz_gstparse:' && targets="$targets gstparse"
+# WAI_FUZZ_SEED=N fixes libFuzzer's seed (the CI stage does, so that its mutations are the
+# same on every run; by default each run draws a new seed and explores further)
 # WAI_FUZZ_TARGETS="decode ana ..." runs only those of the libwai/GStreamer targets
 [ -n "${WAI_FUZZ_TARGETS:-}" ] && targets=$(for t in $targets; do case " $WAI_FUZZ_TARGETS " in *" $t "*) echo $t ;; esac; done)
 ninja -C $bdir $(for t in $targets; do echo tests/fuzz/fuzz_$t; done) \
@@ -52,7 +54,7 @@ passed=0; failed=0
 # run_target NAME BINARY CORPUS MAXLEN: fuzz for $secs seconds, PASS/FAIL line
 run_target() {
     local log=$work/$1.log rc execs
-    "$2" -max_total_time="$secs" -max_len="$4" -rss_limit_mb=2048 -timeout=30 \
+    "$2" -max_total_time="$secs" ${WAI_FUZZ_SEED:+-seed=$WAI_FUZZ_SEED} -max_len="$4" -rss_limit_mb=2048 -timeout=30 \
         -dict=tests/fuzz/wai.dict -print_final_stats=1 "$3" > "$log" 2>&1
     rc=$?
     execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
@@ -60,7 +62,7 @@ run_target() {
     if [ $rc -eq 0 ]; then
         echo "PASS $1: ${execs:-?} executions in ${secs}s, no findings"; passed=$((passed + 1))
     else
-        echo "FAIL $1 (rc $rc):"; grep -E "ERROR|SUMMARY|runtime error" "$log" | head -5
+        echo "FAIL $1 (rc $rc):"; grep -E "ERROR|SUMMARY|runtime error|^fuzz_[a-z]+:" "$log" | head -5
         mkdir -p fuzz-findings; cp "$log" fuzz-findings/; cp crash-* leak-* timeout-* oom-* fuzz-findings/ 2>/dev/null
         failed=$((failed + 1))
     fi

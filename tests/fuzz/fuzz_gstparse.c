@@ -9,7 +9,7 @@
  *   - every buffer waiparse outputs is exactly one frame unit ("WAIF", 20 + payload_size
  *     bytes, CRC-32 of all but the last 4 bytes equal to them; spec 2.2), checked here
  *     independently of libwai;
- *   - every buffer waidec outputs has the size of its negotiated video/x-raw caps;
+ *   - every buffer waidec outputs has the size of the caps on its source pad when it is pushed;
  *   - the type finder only says video/x-wai for data that starts with "WAIS".
  *
  * Input: if it starts with 'W' (a plain stream, e.g. a conformance vector), every mode runs on
@@ -69,24 +69,33 @@ static GstPadProbeReturn parse_probe(GstPad *pad, GstPadProbeInfo *info, gpointe
     return GST_PAD_PROBE_OK;
 }
 
-/* Pull and check everything the harness received so far. */
+/* The oracle on waidec's output, checked as each buffer is pushed: its size is that of the
+ * caps current on waidec's source pad at that moment. (Checking later, against the harness's
+ * caps after a whole push, would be wrong: one push can carry a frame and then a new sequence
+ * header with other caps.) */
+static GstPadProbeReturn dec_probe(GstPad *pad, GstPadProbeInfo *info, gpointer user)
+{
+    (void)user;
+    if (!(GST_PAD_PROBE_INFO_TYPE(info) & GST_PAD_PROBE_TYPE_BUFFER)) return GST_PAD_PROBE_OK;
+    GstBuffer *b = GST_PAD_PROBE_INFO_BUFFER(info);
+    GstCaps *caps = gst_pad_get_current_caps(pad);
+    GstVideoInfo vi;
+    if (!caps || !gst_video_info_from_caps(&vi, caps) ||
+        gst_buffer_get_size(b) != GST_VIDEO_INFO_SIZE(&vi)) {
+        fprintf(stderr, "fuzz_gstparse: waidec output %zu bytes, caps %s\n",
+                (size_t)gst_buffer_get_size(b), caps ? "do not match" : "missing");
+        abort();
+    }
+    gst_caps_unref(caps);
+    return GST_PAD_PROBE_OK;
+}
+
+/* Pull everything the harness received so far (waiparse's buffers are checked here). */
 static void drain(GstHarness *h, int mode)
 {
     GstBuffer *b;
     while ((b = gst_harness_try_pull(h))) {
-        if (mode == 1) {
-            check_unit(b);
-        } else {
-            GstCaps *caps = gst_pad_get_current_caps(h->sinkpad);
-            GstVideoInfo vi;
-            if (!caps || !gst_video_info_from_caps(&vi, caps) ||
-                gst_buffer_get_size(b) != GST_VIDEO_INFO_SIZE(&vi)) {
-                fprintf(stderr, "fuzz_gstparse: waidec output %zu bytes, caps %s\n",
-                        (size_t)gst_buffer_get_size(b), caps ? "do not match" : "missing");
-                abort();
-            }
-            gst_caps_unref(caps);
-        }
+        if (mode == 1) check_unit(b);
         gst_buffer_unref(b);
     }
     GstEvent *e;
@@ -142,6 +151,13 @@ static void run(int mode, unsigned ctl, unsigned seed, const guint8 *d, gsize n)
         gst_pad_add_probe(src, GST_PAD_PROBE_TYPE_BUFFER, parse_probe, NULL, NULL);
         gst_object_unref(src);
         gst_object_unref(p);
+    }
+    if (mode != 1) {
+        GstElement *d = gst_harness_find_element(h, "waidec");
+        GstPad *src = gst_element_get_static_pad(d, "src");
+        gst_pad_add_probe(src, GST_PAD_PROBE_TYPE_BUFFER, dec_probe, NULL, NULL);
+        gst_object_unref(src);
+        gst_object_unref(d);
     }
 
     if (mode == 3) {
