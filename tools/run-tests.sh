@@ -1,7 +1,7 @@
 #!/bin/bash
 # The whole WAI test suite, as CI runs it:
 #   1. normal build (gcc): unit tests, vectors, CLI, checkasm, Vulkan on lavapipe, GStreamer
-#   2. the same unit and vector tests under ASan + UBSan (clang)
+#   2. the same unit and vector tests under ASan + UBSan (clang), then under TSan (clang)
 #   3. the FFmpeg patch series and VLC: apply, build, test      (WAI_SKIP_FFMPEG=1 skips)
 #   4. libFuzzer targets for a bounded time each  (WAI_FUZZ_SECONDS, default 30; WAI_FUZZ_SEED, default 1)
 #   5. cross builds under qemu: aarch64 (NEON) and i386, bounded  (WAI_SKIP_CROSS=1 skips)
@@ -56,22 +56,34 @@ else
     count_meson "meson test (gcc)" test-logs/test.log $rc
 fi
 
-# 2. sanitizers (clang, ASan + UBSan: any report fails the test)
-export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:halt_on_error=1
-export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
-if [ ! -d build-asan ] && ! CC=clang meson setup build-asan -Db_sanitize=address,undefined \
-        -Db_lundef=false -Dgstreamer=disabled -Dc_args=-fno-sanitize-recover=all \
-        > test-logs/setup-asan.log 2>&1; then
-    tail -30 test-logs/setup-asan.log; stage_fail "setup (asan)"
-elif ! ninja -C build-asan > test-logs/build-asan.log 2>&1; then
-    tail -30 test-logs/build-asan.log; stage_fail "build (asan)"
-else
-    meson test -C build-asan --print-errorlogs --num-processes 2 --timeout-multiplier 4 \
-        --suite unit --suite vectors > test-logs/test-asan.log 2>&1
-    rc=$?; grep -E '^ *[0-9]+/[0-9]+ ' test-logs/test-asan.log
-    count_meson "meson test (clang asan+ubsan)" test-logs/test-asan.log $rc
-fi
-unset ASAN_OPTIONS UBSAN_OPTIONS
+# 2. sanitizers: clang builds of the unit and vector tests, where any report fails the test
+# san_stage NAME LABEL MESON_OPTION...: build-NAME, logs test-logs/{setup,build,test}-NAME.log;
+# $SAN_WRAP, if set, is a command the tests run under
+san_stage() {
+    local name=$1 label=$2 dir=build-$1; shift 2
+    if [ ! -d $dir ] && ! CC=clang meson setup $dir -Db_lundef=false "$@" \
+            > test-logs/setup-$name.log 2>&1; then
+        tail -30 test-logs/setup-$name.log; stage_fail "setup ($name)"
+    elif ! ninja -C $dir > test-logs/build-$name.log 2>&1; then
+        tail -30 test-logs/build-$name.log; stage_fail "build ($name)"
+    else
+        ${SAN_WRAP:-} meson test -C $dir --print-errorlogs --num-processes 2 --timeout-multiplier 4 \
+            --suite unit --suite vectors > test-logs/test-$name.log 2>&1
+        local rc=$?; grep -E '^ *[0-9]+/[0-9]+ ' test-logs/test-$name.log
+        count_meson "meson test (clang $label)" test-logs/test-$name.log $rc
+    fi
+}
+# 2a. ASan + UBSan
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:halt_on_error=1 \
+UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+    san_stage asan asan+ubsan -Db_sanitize=address,undefined -Dgstreamer=disabled \
+    -Dc_args=-fno-sanitize-recover=all
+# 2b. TSan: the thread pool and the threaded kernels (every vector runs at 1-3 threads); a data
+# race report fails. Vulkan and GStreamer off: their drivers and libraries are not TSan builds.
+# Without address randomisation: clang 14's TSan cannot map its shadow on kernels with many
+# random mmap bits ("unexpected memory mapping").
+TSAN_OPTIONS=halt_on_error=1 SAN_WRAP="setarch $(uname -m) -R" \
+    san_stage tsan tsan -Db_sanitize=thread -Dgstreamer=disabled -Dvulkan=disabled
 
 # 3. FFmpeg series and VLC
 if [ "${WAI_SKIP_FFMPEG:-0}" != 1 ] && [ -x tests/ffmpeg/run.sh ]; then

@@ -171,7 +171,22 @@ typedef struct LayerWork {
 } LayerWork;
 
 /* Bands per thread: more than one evens out threads slowed by other load on the machine. */
-#define BANDS_PER_THREAD 4
+#ifndef WAI_BANDS_PER_THREAD
+#define WAI_BANDS_PER_THREAD 4
+#endif
+#define BANDS_PER_THREAD WAI_BANDS_PER_THREAD
+
+/* Start of job j of n over `total` rows (or elements): total * (1 - (1 - j/n)^2), rounded
+ * down, so job sizes fall linearly from about 2/n of the work to about 1/n^2 of it. The pool
+ * hands jobs out in order, so the large ones go first and the last ones, which decide how long
+ * the other threads wait at the end of a layer, are small ("guided" scheduling). Exact in
+ * 64 bits for n <= 256 (n^4 <= 2^32): total = q n^2 + r. Any split gives the same bytes. */
+static size_t job_start(size_t total, int n, int j)
+{
+    const uint64_t nn = (uint64_t)n * (uint64_t)n, m = (uint64_t)(n - j) * (uint64_t)(n - j);
+    const uint64_t q = (uint64_t)total / nn, r = (uint64_t)total % nn;
+    return total - (size_t)(q * m + r * m / nn);
+}
 /* Below this many multiply-adds (or elements) a layer runs on the calling thread alone. */
 #define MIN_PARALLEL_WORK (1 << 18)
 
@@ -180,11 +195,12 @@ static void layer_band(void *ctx, int j)
     const LayerWork *w = ctx;
     const WaiLayer *l = w->l;
     const int n = w->n_jobs;
-    const int y0 = (int)((int64_t)w->os.h * j / n);
-    int y1 = (int)((int64_t)w->os.h * (j + 1) / n);
+    const int y0 = (int)job_start((size_t)w->os.h, n, j);
+    int y1 = (int)job_start((size_t)w->os.h, n, j + 1);
 #ifdef WAI_PLANTED_FAULT_FAST_BAND
-    if (j == n - 1 && y1 - y0 > 1) y1--; /* planted: the last band misses its last row */
+    if (y1 == w->os.h && y1 > y0) y1--; /* planted: the band ending the layer misses a row */
 #endif
+    if (y0 >= y1 && l->type != WAI_LAYER_LRELU) return; /* an empty job (rows < jobs) */
 
     switch (l->type) {
     case WAI_LAYER_CONV:
@@ -194,10 +210,8 @@ static void layer_band(void *ctx, int j)
         w->dsp->convt(l, w->in, w->s.h, w->s.w, w->out, w->os.h, w->os.w, y0, y1);
         break;
     case WAI_LAYER_LRELU: {
-        const size_t chunk = w->n_out / (size_t)n + 1;
-        const size_t a = (size_t)j * chunk; /* j < n: at most n_out + n, no overflow */
-        if (a < w->n_out)
-            w->dsp->lrelu(w->out + a, chunk < w->n_out - a ? chunk : w->n_out - a, l->slope_q16);
+        const size_t a = job_start(w->n_out, n, j), b = job_start(w->n_out, n, j + 1);
+        if (a < b) w->dsp->lrelu(w->out + a, b - a, l->slope_q16);
         break;
     }
     case WAI_LAYER_IGDN:
@@ -325,8 +339,8 @@ typedef struct RowsWork {
 static void rows_job(void *ctx, int j)
 {
     const RowsWork *w = ctx;
-    const uint32_t r0 = (uint32_t)((uint64_t)w->rows * j / w->n_jobs);
-    const uint32_t r1 = (uint32_t)((uint64_t)w->rows * (j + 1) / w->n_jobs);
+    const uint32_t r0 = (uint32_t)job_start(w->rows, w->n_jobs, j);
+    const uint32_t r1 = (uint32_t)job_start(w->rows, w->n_jobs, j + 1);
     if (r0 < r1) w->fn(w->ctx, r0, r1);
 }
 
