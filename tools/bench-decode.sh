@@ -46,14 +46,18 @@ echo "load before: $(uptime)"
 
 echo "== whole g_s at 768x512, q6 topology"
 "$B/tools/wai-bench" --model "$MODEL" --reps "$REPS" --cases gs \
-    --policies c/1,avx2/1,avx512/1,auto/1,auto/0
+    --policies c/1,avx2/1,avx512/1,avx512vnni/1,auto/1,auto/0
+echo "load: $(uptime)"
+# the thread speed-up gets its own case with more runs: its medians are what the target is on
+echo "== whole g_s, automatic threads against one, $((REPS * 5)) runs each"
+"$B/tools/wai-bench" --model "$MODEL" --reps $((REPS * 5)) --cases gs --policies auto/1,auto/0
 echo "load: $(uptime)"
 echo "== g_s per layer"
 "$B/tools/wai-bench" --model "$MODEL" --reps "$REPS" --cases layers --policies auto/1,auto/0
 echo "load: $(uptime)"
 echo "== kernels (1 thread unless /N)"
 "$B/tools/wai-bench" --reps "$REPS" --cases convt,conv,igdn \
-    --policies reference/1,c/1,avx2/1,avx512/1,auto/0
+    --policies reference/1,c/1,avx2/1,avx512/1,avx512vnni/1,auto/0
 echo "load: $(uptime)"
 echo "== float PyTorch, same topology"
 if [ -x /usr/bin/python3 ] && /usr/bin/python3 -c "import torch" 2>/dev/null; then
