@@ -59,6 +59,9 @@ echo "== kernels (1 thread unless /N)"
 "$B/tools/wai-bench" --reps "$REPS" --cases convt,conv,igdn \
     --policies reference/1,c/1,avx2/1,avx512/1,avx512vnni/1,auto/0
 echo "load: $(uptime)"
+# Debian's python3-torch calls libblas.so.3: with only the reference BLAS (libblas3) installed
+# its 1x1 convolutions and conv_transpose2d are ~10x slower; the record was made with
+# libopenblas0-pthread installed (bench-torch.py prints which BLAS it found)
 echo "== float PyTorch, same topology"
 if [ -x /usr/bin/python3 ] && /usr/bin/python3 -c "import torch" 2>/dev/null; then
     /usr/bin/python3 "$SRC/tools/bench-torch.py" --reps "$REPS" --threads 1,0
