@@ -41,7 +41,8 @@ static void test_defaults(void)
     wai_default_settings(&s);
     CHECK_EQ(s.max_width, 16384);
     CHECK_EQ(s.max_height, 16384);
-    CHECK(s.max_memory == (UINT64_C(4) << 30));
+    CHECK(s.max_memory == ((uint64_t)SIZE_MAX / 2 < (UINT64_C(4) << 30) ? (uint64_t)SIZE_MAX / 2
+                                                                  : UINT64_C(4) << 30));
     CHECK(s.model_path == NULL);
     CHECK_EQ(s.allow_embedded_model, 1);
     CHECK_EQ(s.kernels, WAI_KERNELS_AUTO);

@@ -311,6 +311,33 @@ static void test_bad_analysis(void)
 
 /* Padding is edge replication: a 96x80 picture and the 128x128 picture that replicates its
  * last column and row give the same latents, so the same z and y rANS streams. */
+/* max_memory bounds the float analysis, checked before it allocates: the q3 pair needs about
+ * 1.4 MB for a 96x80 picture (g_a's first layer: input, phase copy, 64 x 64 x 64 output). */
+static void test_budget(void)
+{
+    uint8_t rgb[W * H * 3];
+    make_picture(rgb, W, H, 0);
+    const uint64_t budgets[] = { 64 << 10, 64 << 20 };
+    for (int k = 0; k < 2; k++) {
+        WaiEncoderSettings s;
+        WaiEncoder *e = NULL;
+        wai_encoder_default_settings(&s);
+        s.model_dir = models;
+        s.quality = 3;
+        s.max_memory = budgets[k];
+        CHECK_EQ(wai_encoder_open(&e, &s), 0);
+        if (!e) return;
+        const int r = wai_encode_picture(e, rgb, W * 3, W, H);
+        if (k == 0) {
+            CHECK_EQ(r, WAI_ERR_LIMIT);
+            CHECK(strstr(wai_encoder_last_error(e), "max_memory (65536)") != NULL);
+        } else {
+            CHECK_EQ(r, 0);
+        }
+        wai_encoder_close(&e);
+    }
+}
+
 static void test_padding(void)
 {
     enum { P = 128 };
@@ -444,6 +471,7 @@ int main(int argc, char **argv)
     test_errors();
     test_search();
     test_bad_analysis();
+    test_budget();
     test_padding();
     test_round_trip();
     return tu_finish("encoder");

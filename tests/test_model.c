@@ -641,26 +641,26 @@ static void test_find(const char *dir, const uint8_t *tiny, size_t tiny_n, const
     if (tiny) {
         /* the build's descriptive file name, found through $WAI_MODEL_PATH by its hash */
         wai_sha256(tiny, tiny_n, sha);
-        ret = wai_model_find(NULL, sha, &b, &n);
+        ret = wai_model_find(NULL, sha, SIZE_MAX, &b, &n);
         CHECK_EQ(ret, 0);
         if (!ret) {
             CHECK(n == tiny_n && !memcmp(b, tiny, n));
             free(b);
         }
         sha[31] ^= 1;
-        CHECK_EQ(wai_model_find(NULL, sha, &b, &n), WAI_ERR_MODEL_NOT_FOUND);
+        CHECK_EQ(wai_model_find(NULL, sha, SIZE_MAX, &b, &n), WAI_ERR_MODEL_NOT_FOUND);
         CHECK(b == NULL && n == 0);
-        CHECK_EQ(wai_model_find(dir, sha, &b, &n), WAI_ERR_MODEL_NOT_FOUND);
+        CHECK_EQ(wai_model_find(dir, sha, SIZE_MAX, &b, &n), WAI_ERR_MODEL_NOT_FOUND);
     }
     wai_sha256(hand, hand_n, hsha);
     wai_sha256_hex(hsha, hex);
     snprintf(name, sizeof(name), "%s.whm", hex);
-    CHECK_EQ(wai_model_find(dir, hsha, &b, &n), WAI_ERR_MODEL_NOT_FOUND);
+    CHECK_EQ(wai_model_find(dir, hsha, SIZE_MAX, &b, &n), WAI_ERR_MODEL_NOT_FOUND);
 
     /* exact name, through a list with empty and missing entries */
     write_file(dir, name, hand, hand_n);
     snprintf(list, sizeof(list), "::/nonexistent/wai-models:%s:", dir);
-    ret = wai_model_find(list, hsha, &b, &n);
+    ret = wai_model_find(list, hsha, SIZE_MAX, &b, &n);
     CHECK_EQ(ret, 0);
     if (!ret) {
         CHECK(n == hand_n && !memcmp(b, hand, n));
@@ -668,24 +668,31 @@ static void test_find(const char *dir, const uint8_t *tiny, size_t tiny_n, const
     }
     /* the exact name with other bytes: invalid model, unless another file matches */
     write_file(dir, name, hand, hand_n - 1);
-    CHECK_EQ(wai_model_find(dir, hsha, &b, &n), WAI_ERR_MODEL_INVALID);
+    CHECK_EQ(wai_model_find(dir, hsha, SIZE_MAX, &b, &n), WAI_ERR_MODEL_INVALID);
     CHECK(b == NULL);
     write_file(dir, "hand.bin", hand, hand_n);      /* not *.whm: not scanned */
-    CHECK_EQ(wai_model_find(dir, hsha, &b, &n), WAI_ERR_MODEL_INVALID);
+    CHECK_EQ(wai_model_find(dir, hsha, SIZE_MAX, &b, &n), WAI_ERR_MODEL_INVALID);
     write_file(dir, "hand.whm", hand, hand_n);
-    ret = wai_model_find(dir, hsha, &b, &n);
+    ret = wai_model_find(dir, hsha, SIZE_MAX, &b, &n);
     CHECK_EQ(ret, 0);
     if (!ret) {
         CHECK(n == hand_n && !memcmp(b, hand, n));
         free(b);
     }
     remove_file(dir, name);
-    ret = wai_model_find(dir, hsha, &b, &n);
+    ret = wai_model_find(dir, hsha, SIZE_MAX, &b, &n);
+    CHECK_EQ(ret, 0);
+    if (!ret) free(b);
+    /* the caller's limit (the decoder's max_memory): a larger file is skipped unread, and the
+     * search says so (WAI_ERR_LIMIT) rather than "not found"; one byte more is enough */
+    CHECK_EQ(wai_model_find(dir, hsha, hand_n - 1, &b, &n), WAI_ERR_LIMIT);
+    CHECK(b == NULL);
+    ret = wai_model_find(dir, hsha, hand_n, &b, &n);
     CHECK_EQ(ret, 0);
     if (!ret) free(b);
     remove_file(dir, "hand.whm");
     remove_file(dir, "hand.bin");
-    CHECK_EQ(wai_model_find(dir, hsha, &b, &n), WAI_ERR_MODEL_NOT_FOUND);
+    CHECK_EQ(wai_model_find(dir, hsha, SIZE_MAX, &b, &n), WAI_ERR_MODEL_NOT_FOUND);
 }
 
 int main(void)

@@ -880,7 +880,7 @@ static int decode_stream(const uint8_t *buf, size_t size, const WaiDsp *dsp, Mod
         if (!m) {
             uint8_t *mb;
             size_t ms;
-            if ((r = wai_model_find(NULL, info.model_sha256, &mb, &ms)) < 0) return r;
+            if ((r = wai_model_find(NULL, info.model_sha256, SIZE_MAX, &mb, &ms)) < 0) return r;
             r = wai_model_parse(&m, mb, ms, NULL, 0);
             free(mb);
             if (r < 0) return r;

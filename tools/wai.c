@@ -1312,6 +1312,8 @@ static void encode_usage(FILE *f)
         "                     input's F field, else 25)\n"
         "  --matrix M         bt601 (default) or bt709: the YCbCr matrix of Y4M input\n"
         "  --threads N        threads of the integer hyper-synthesis (0 = automatic)\n"
+        "  --max-memory BYTES budget of the float analysis per picture (suffixes k, M, G:\n"
+        "                     powers of 1024; default 4G): more is an error, before allocating\n"
         "  --progress         a progress line per frame (frame i/n, bytes, bpp) on stderr;\n"
         "                     the default when stderr is a terminal (updated in place there)\n"
         "  -q, --quiet        no progress and no summary line\n"
@@ -1463,6 +1465,9 @@ static int cmd_encode(int argc, char **argv)
         } else if ((v = opt_value(argc, argv, &i, "--threads", &missing))) {
             if (parse_u64(v, &u, 0) || u > 64) goto bad;
             s.threads = (int)u;
+        } else if ((v = opt_value(argc, argv, &i, "--max-memory", &missing))) {
+            if (parse_u64(v, &u, 1) || !u) goto bad;
+            s.max_memory = u;
         } else if ((v = opt_value(argc, argv, &i, "--matrix", &missing))) {
             if (!strcmp(v, "bt601")) { kr = 0.299; kb = 0.114; }
             else if (!strcmp(v, "bt709")) { kr = 0.2126; kb = 0.0722; }

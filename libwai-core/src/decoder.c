@@ -157,11 +157,16 @@ static int find_model(WaiDecoder *d, const WaiSequenceInfo *in, const uint8_t *e
     }
     uint8_t *file = NULL;
     size_t size = 0;
-    int r = wai_model_find(d->model_path, in->model_sha256, &file, &size);
+    /* a model takes at least its file's size in memory: larger files are not even read */
+    const size_t max_file = d->s.max_memory < SIZE_MAX ? (size_t)d->s.max_memory : SIZE_MAX;
+    int r = wai_model_find(d->model_path, in->model_sha256, max_file, &file, &size);
     if (r) {
         const char *env = getenv("WAI_MODEL_PATH");
         return fail(d, r, "model %s %s in %s%s%s%s%s", hex,
-                    r == WAI_ERR_MODEL_NOT_FOUND ? "not found" : "invalid (hash differs)",
+                    r == WAI_ERR_MODEL_NOT_FOUND ? "not found"
+                    : r == WAI_ERR_MODEL_INVALID ? "invalid (hash differs)"
+                    : r == WAI_ERR_LIMIT ? "not found within max_memory (a larger file was skipped)"
+                    : "not loaded (out of memory)",
                     d->model_path ? d->model_path : "", d->model_path ? ":" : "",
                     env && *env ? env : "", env && *env ? ":" : "", WAI_MODEL_DIR);
     }

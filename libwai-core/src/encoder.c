@@ -2,6 +2,7 @@
  * (docs/spec/wai-encoder-weights.md), then the decoder's own integer h_s (wai_hyper) for the
  * tables and means, so that encoder and decoder agree bit for bit on every y table index and
  * mean. The float part is plain C loops: deterministic for a given binary. */
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -221,13 +222,23 @@ static int conv_f(const AnaLayer *l, const FT *x, FT *y)
     y->h = (x->h + 2 * p - k) / s + 1;
     y->w = (x->w + 2 * p - k) / s + 1;
     if (x->h + 2 * p < k || x->w + 2 * p < k) return WAI_ERR_MODEL_INVALID;
-    const size_t plane = (size_t)y->h * (size_t)y->w, iplane = (size_t)x->h * (size_t)x->w;
+    const size_t iplane = (size_t)x->h * (size_t)x->w; /* x's own size: it was allocated */
     /* the input split into s column phases: ph[i][iy][r][j] = x[i][iy][j * s + r], so that a
      * tap's samples for consecutive ox are contiguous */
     const int pw = (x->w + s - 1) / s;
-    const size_t prow = (size_t)s * pw, pplane = (size_t)x->h * prow;
-    float *ph = calloc((size_t)x->c * pplane, sizeof(float));
-    y->d = malloc((size_t)y->c * plane * sizeof(float));
+    const size_t prow = (size_t)s * pw;
+    /* the .ana sets the channel counts: every size checked (a 32-bit size_t wraps for 1024
+     * channels at 1024x1024, and a wrapped size would allocate too little) */
+    size_t plane, pplane, ph_bytes, y_bytes;
+    if (wai_mul_size((size_t)y->h, (size_t)y->w, &plane) ||
+        wai_mul_size((size_t)x->h, prow, &pplane) ||
+        wai_mul_size((size_t)x->c, pplane, &ph_bytes) ||
+        wai_mul_size(ph_bytes, sizeof(float), &ph_bytes) ||
+        wai_mul_size((size_t)y->c, plane, &y_bytes) ||
+        wai_mul_size(y_bytes, sizeof(float), &y_bytes))
+        return WAI_ERR_LIMIT;
+    float *ph = calloc(1, ph_bytes);
+    y->d = malloc(y_bytes);
     if (!y->d || !ph) {
         free(ph);
         free(y->d);
@@ -307,7 +318,8 @@ static void lrelu_f(const AnaLayer *l, FT *x)
 static int gdn_f(const AnaLayer *l, FT *x)
 {
     const int c = x->c;
-    const size_t plane = (size_t)x->h * x->w;
+    const size_t plane = (size_t)x->h * x->w; /* c * plane floats: x's own size, allocated */
+    if (plane > INT_MAX) return WAI_ERR_LIMIT; /* axpy_row takes int positions */
     float *sq = malloc((size_t)c * plane * sizeof(float));
     if (!sq) return WAI_ERR_NOMEM;
     for (size_t i = 0; i < (size_t)c * plane; i++) sq[i] = x->d[i] * x->d[i];
@@ -328,6 +340,42 @@ static int gdn_f(const AnaLayer *l, FT *x)
     }
     free(norm);
     free(sq);
+    return 0;
+}
+
+/* The float analysis's peak memory for a c x h x w input to layers l[0..n), plus `keep` bytes
+ * held meanwhile: a conv holds its input, the phase copy (conv_f) and its output; a GDN its
+ * input, the squares and one plane (gdn_f). The .ana sets channel counts (up to 1024) and
+ * strides, so this runs before anything is allocated and every size is checked. Shapes that
+ * conv_f refuses stop the walk (conv_f reports them). WAI_ERR_LIMIT if a size overflows. */
+static int analysis_peak(const AnaLayer *l, uint32_t n, size_t c, size_t h, size_t w,
+                         size_t keep, size_t *peak)
+{
+    size_t in, need, a, b;
+    *peak = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        if (wai_mul_size(c, h, &in) || wai_mul_size(in, w, &in) ||
+            wai_mul_size(in, sizeof(float), &in))
+            return WAI_ERR_LIMIT;
+        if (l[i].type == ANA_CONV) {
+            const size_t k = (size_t)l[i].k, s = (size_t)l[i].stride, p2 = 2 * (size_t)l[i].pad;
+            if (h + p2 < k || w + p2 < k) break;
+            const size_t oh = (h + p2 - k) / s + 1, ow = (w + p2 - k) / s + 1;
+            const size_t prow = s * ((w + s - 1) / s);   /* conv_f's phase row */
+            if (wai_mul_size(c * h, prow, &a) || wai_mul_size(a, sizeof(float), &a) ||
+                wai_mul_size((size_t)l[i].cout, oh, &b) || wai_mul_size(b, ow, &b) ||
+                wai_mul_size(b, sizeof(float), &b))
+                return WAI_ERR_LIMIT;
+            need = in + a + b; /* each < SIZE_MAX / 4 (4-byte elements): no overflow */
+            c = (size_t)l[i].cout, h = oh, w = ow;
+        } else if (l[i].type == ANA_GDN) {
+            need = 2 * in + h * w * sizeof(float);
+        } else {
+            need = in;
+        }
+        if (need > SIZE_MAX - keep) return WAI_ERR_LIMIT;
+        if (need + keep > *peak) *peak = need + keep;
+    }
     return 0;
 }
 
@@ -422,6 +470,9 @@ int wai_encoder_open(WaiEncoder **out, const WaiEncoderSettings *s)
     WaiEncoder *e = calloc(1, sizeof(*e));
     if (!e) return WAI_ERR_NOMEM;
     e->s = *s;
+    if (!e->s.max_memory) /* the default: 4 GiB, within half the address space */
+        e->s.max_memory = (uint64_t)SIZE_MAX / 2 < ((uint64_t)4 << 30) ? (uint64_t)SIZE_MAX / 2
+                                                                        : (uint64_t)4 << 30;
     e->s.model_dir = e->s.model_file = e->s.analysis_file = NULL;  /* not kept */
     wai_buf_init(&e->frames);
     int ret_nf = 0;
@@ -536,6 +587,22 @@ static int encode(WaiEncoder *e, const uint8_t *rgb, ptrdiff_t stride, uint32_t 
     WaiGeometry g;
     int ret = wai_geometry(m, w, h, &g);
     if (ret < 0) return fail(e, ret, "picture size not supported by the model");
+    /* the analysis's memory, before any of it is allocated (the .ana decides it) */
+    size_t pa = 0, ph = 0, ybytes;
+    if (analysis_peak(e->layers, e->n_ga, 3, g.hp, g.wp, 0, &pa) < 0 ||
+        wai_mul_size((size_t)g.y.c * g.y.h, (size_t)g.y.w * sizeof(float), &ybytes) < 0 ||
+        analysis_peak(e->layers + e->n_ga, e->n_ha, (size_t)g.y.c, (size_t)g.y.h,
+                      (size_t)g.y.w, ybytes, &ph) < 0)
+        return fail(e, WAI_ERR_LIMIT, "the analysis's tensors for this picture size overflow");
+#ifdef WAI_PLANTED_FAULT_ENC_BUDGET
+    pa = ph = 0; /* planted: the budget is never consulted */
+#endif
+    if (pa > e->s.max_memory || ph > e->s.max_memory) {
+        snprintf(e->msg, sizeof(e->msg), "the analysis needs %llu bytes for a %ux%u picture, "
+                 "more than max_memory (%llu)", (unsigned long long)(pa > ph ? pa : ph),
+                 (unsigned)w, (unsigned)h, (unsigned long long)e->s.max_memory);
+        return WAI_ERR_LIMIT;
+    }
     FT t = { load_padded(rgb, stride, w, h, g.wp, g.hp), 3, (int)g.hp, (int)g.wp };
     FT zt = { NULL, 0, 0, 0 };
     int32_t *z_sym = NULL, *z_hat = NULL, *y_mean = NULL, *y_sym = NULL;

@@ -67,7 +67,10 @@ int wai_read_file(const char *path, size_t max_size, uint8_t **out, size_t *size
  * installed model dir; verify SHA-256. Returns 0 with the file bytes, WAI_ERR_MODEL_NOT_FOUND,
  * or WAI_ERR_MODEL_INVALID (a file with that name whose hash differs). In each directory, after
  * the exact name, every other *.whm file is hashed too (registry.c has the full order);
- * WAI_ERR_MODEL_INVALID only when no file anywhere matches. Files above 512 MiB are skipped. */
-int wai_model_find(const char *dirs, const uint8_t sha[32], uint8_t **out, size_t *size);
+ * WAI_ERR_MODEL_INVALID only when no file anywhere matches. Files above max_size (and above
+ * 512 MiB in any case) are skipped unread; if nothing matched and one was skipped so,
+ * WAI_ERR_LIMIT (the model may be that file: it does not fit the caller's budget). */
+int wai_model_find(const char *dirs, const uint8_t sha[32], size_t max_size, uint8_t **out,
+                   size_t *size);
 
 #endif

@@ -7,8 +7,9 @@
  * In each directory: first <dir>/<64 lower-case hex of the SHA-256>.whm, then every other
  * regular file whose name ends in ".whm" (the build installs descriptive names such as
  * wai-tiny-n64m96.whm), in readdir order. A candidate matches when the SHA-256 of its bytes is
- * the one asked for; files above WAI_MODEL_MAX_FILE bytes or unreadable are skipped. Since a
- * match is identified by its hash, the result does not depend on the scan order. */
+ * the one asked for; files above the caller's limit (at most WAI_MODEL_MAX_FILE bytes) or
+ * unreadable are skipped, before they are read. Since a match is identified by its hash, the
+ * result does not depend on the scan order. */
 #include "model.h"
 
 #include <dirent.h>
@@ -73,23 +74,34 @@ static char *join_path(const char *dir, size_t dlen, const char *name)
     return p;
 }
 
+/* What a search saw besides the match: the file under the exact name differed (mismatch), a
+ * candidate was larger than the caller's limit (oversized). */
+typedef struct Search {
+    const uint8_t *sha;
+    const char *want;
+    size_t max_size;
+    int mismatch, oversized;
+} Search;
+
 /* 1: *out holds a file with the wanted hash; 0: not this file; < 0: out of memory. */
-static int try_file(const char *path, const uint8_t sha[32], uint8_t **out, size_t *size,
-                    int *mismatch)
+static int try_file(const char *path, Search *q, int exact, uint8_t **out, size_t *size)
 {
     uint8_t *buf, got[32];
     size_t n;
-    int ret = wai_read_file(path, WAI_MODEL_MAX_FILE, &buf, &n);
+    int ret = wai_read_file(path, q->max_size, &buf, &n);
     if (ret == WAI_ERR_NOMEM) return ret;
     if (ret < 0) {
         /* an unreadable or oversized file under the exact name cannot be the model either */
-        if (mismatch && ret == WAI_ERR_LIMIT) *mismatch = 1;
+        if (ret == WAI_ERR_LIMIT) {
+            q->oversized = 1;
+            if (exact) q->mismatch = 1;
+        }
         return 0;
     }
     wai_sha256(buf, n, got);
 #ifndef WAI_PLANTED_FAULT_REGISTRY_NOHASH
-    if (memcmp(got, sha, 32)) {
-        if (mismatch) *mismatch = 1;
+    if (memcmp(got, q->sha, 32)) {
+        if (exact) q->mismatch = 1;
         free(buf);
         return 0;
     }
@@ -105,12 +117,11 @@ static int has_whm_suffix(const char *name)
     return n > 4 && !strcmp(name + n - 4, ".whm");
 }
 
-static int search_dir(const char *dir, size_t dlen, const uint8_t sha[32], const char *want,
-                      uint8_t **out, size_t *size, int *mismatch)
+static int search_dir(const char *dir, size_t dlen, Search *q, uint8_t **out, size_t *size)
 {
-    char *path = join_path(dir, dlen, want);
+    char *path = join_path(dir, dlen, q->want);
     if (!path) return WAI_ERR_NOMEM;
-    int ret = try_file(path, sha, out, size, mismatch);
+    int ret = try_file(path, q, 1, out, size);
     free(path);
     if (ret) return ret;
 
@@ -121,26 +132,25 @@ static int search_dir(const char *dir, size_t dlen, const uint8_t sha[32], const
     if (!dh) return 0;
     struct dirent *e;
     while (!ret && (e = readdir(dh))) {
-        if (!has_whm_suffix(e->d_name) || !strcmp(e->d_name, want)) continue;
+        if (!has_whm_suffix(e->d_name) || !strcmp(e->d_name, q->want)) continue;
         if (!(path = join_path(dir, dlen, e->d_name))) {
             ret = WAI_ERR_NOMEM;
             break;
         }
-        ret = try_file(path, sha, out, size, NULL);
+        ret = try_file(path, q, 0, out, size);
         free(path);
     }
     closedir(dh);
     return ret;
 }
 
-static int search_list(const char *list, const uint8_t sha[32], const char *want,
-                       uint8_t **out, size_t *size, int *mismatch)
+static int search_list(const char *list, Search *q, uint8_t **out, size_t *size)
 {
     while (list && *list) {
         const char *end = strchr(list, ':');
         size_t len = end ? (size_t)(end - list) : strlen(list);
         if (len) {
-            int ret = search_dir(list, len, sha, want, out, size, mismatch);
+            int ret = search_dir(list, len, q, out, size);
             if (ret) return ret;
         }
         list = end ? end + 1 : NULL;
@@ -148,18 +158,21 @@ static int search_list(const char *list, const uint8_t sha[32], const char *want
     return 0;
 }
 
-int wai_model_find(const char *dirs, const uint8_t sha[32], uint8_t **out, size_t *size)
+int wai_model_find(const char *dirs, const uint8_t sha[32], size_t max_size, uint8_t **out,
+                   size_t *size)
 {
     char want[64 + 5];
-    int mismatch = 0, ret;
+    int ret;
     *out = NULL;
     *size = 0;
     wai_sha256_hex(sha, want);
     memcpy(want + 64, ".whm", 5);
+    Search q = { sha, want, max_size < WAI_MODEL_MAX_FILE ? max_size : WAI_MODEL_MAX_FILE, 0, 0 };
     const char *lists[3] = { dirs, getenv("WAI_MODEL_PATH"), WAI_MODEL_DIR };
     for (int i = 0; i < 3; i++) {
-        if ((ret = search_list(lists[i], sha, want, out, size, &mismatch)))
+        if ((ret = search_list(lists[i], &q, out, size)))
             return ret < 0 ? ret : 0;
     }
-    return mismatch ? WAI_ERR_MODEL_INVALID : WAI_ERR_MODEL_NOT_FOUND;
+    return q.oversized ? WAI_ERR_LIMIT : q.mismatch ? WAI_ERR_MODEL_INVALID
+                                                    : WAI_ERR_MODEL_NOT_FOUND;
 }

@@ -153,11 +153,11 @@ static void run(int mode, unsigned ctl, unsigned seed, const guint8 *d, gsize n)
         gst_object_unref(p);
     }
     if (mode != 1) {
-        GstElement *d = gst_harness_find_element(h, "waidec");
-        GstPad *src = gst_element_get_static_pad(d, "src");
+        GstElement *dec = gst_harness_find_element(h, "waidec");
+        GstPad *src = gst_element_get_static_pad(dec, "src");
         gst_pad_add_probe(src, GST_PAD_PROBE_TYPE_BUFFER, dec_probe, NULL, NULL);
         gst_object_unref(src);
-        gst_object_unref(d);
+        gst_object_unref(dec);
     }
 
     if (mode == 3) {

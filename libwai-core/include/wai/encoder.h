@@ -49,7 +49,11 @@ typedef struct WaiEncoderSettings {
     uint32_t fps_num, fps_den; /**< frame rate written to the sequence header; default 25/1 */
     int embed_model;           /**< embed the WHM1 file in the sequence header; default 0 */
     int threads;               /**< threads of the integer h_s; 0 = automatic (default) */
-    uint8_t reserved[64];      /**< zero */
+    uint64_t max_memory;       /**< budget in bytes for the float analysis (g_a, h_a) of one
+                                    picture, checked before it allocates: a larger need fails
+                                    wai_encode_picture with WAI_ERR_LIMIT; 0 = the default,
+                                    4 GiB (on 32-bit builds SIZE_MAX / 2) */
+    uint8_t reserved[56];      /**< zero */
 } WaiEncoderSettings;
 
 WAI_API void wai_encoder_default_settings(WaiEncoderSettings *s);

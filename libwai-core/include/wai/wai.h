@@ -99,7 +99,9 @@ typedef enum WaiDevice {
 typedef struct WaiSettings {
     uint32_t max_width;       /**< largest picture width accepted; default 16384 */
     uint32_t max_height;      /**< largest picture height accepted; default 16384 */
-    uint64_t max_memory;      /**< memory budget in bytes for one decode; default 4 GiB */
+    uint64_t max_memory;      /**< memory budget in bytes for one decode; default 4 GiB
+                                   (SIZE_MAX / 2 on 32-bit builds); also the largest model
+                                   file the model search reads */
     const char *model_path;   /**< extra model directories, ':'-separated, searched first;
                                    default NULL. Then $WAI_MODEL_PATH, then the installed
                                    $datadir/wai/models. The string is copied. */
