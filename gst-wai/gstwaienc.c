@@ -31,6 +31,7 @@ GST_DEBUG_CATEGORY_STATIC (gst_wai_enc_debug);
 #define DEFAULT_QUALITY 3
 #define DEFAULT_MODEL_DIR NULL
 #define DEFAULT_THREADS 0
+#define DEFAULT_MAX_MEMORY 0    /* the library's default (WaiEncoderSettings.max_memory) */
 /* the rate written to the header when the caps have none (framerate=0/1) */
 #define FALLBACK_FPS_N 25
 #define FALLBACK_FPS_D 1
@@ -41,6 +42,7 @@ enum
   PROP_QUALITY,
   PROP_MODEL_DIR,
   PROP_THREADS,
+  PROP_MAX_MEMORY,
 };
 
 struct _GstWaiEnc
@@ -51,6 +53,7 @@ struct _GstWaiEnc
   gint quality;
   gchar *model_dir;
   gint threads;
+  guint64 max_memory;
 
   /* streaming state, under the stream lock */
   WaiEncoder *enc;
@@ -111,6 +114,7 @@ gst_wai_enc_open_encoder (GstWaiEnc * self, guint fps_n, guint fps_d)
   dir = g_strdup (self->model_dir);
   s.quality = self->quality;
   s.threads = self->threads;
+  s.max_memory = self->max_memory;
   GST_OBJECT_UNLOCK (self);
   s.model_dir = dir;
   s.fps_num = fps_n;
@@ -282,6 +286,9 @@ gst_wai_enc_set_property (GObject * object, guint prop_id, const GValue * value,
     case PROP_THREADS:
       self->threads = g_value_get_int (value);
       break;
+    case PROP_MAX_MEMORY:
+      self->max_memory = g_value_get_uint64 (value);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
@@ -304,6 +311,9 @@ gst_wai_enc_get_property (GObject * object, guint prop_id, GValue * value, GPara
       break;
     case PROP_THREADS:
       g_value_set_int (value, self->threads);
+      break;
+    case PROP_MAX_MEMORY:
+      g_value_set_uint64 (value, self->max_memory);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -356,6 +366,13 @@ gst_wai_enc_class_init (GstWaiEncClass * klass)
           "Worker threads of the integer hyper-synthesis (0 = automatic)", 0, 1024,
           DEFAULT_THREADS,
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY));
+  g_object_class_install_property (gobject_class, PROP_MAX_MEMORY,
+      g_param_spec_uint64 ("max-memory", "Maximum memory",
+          "Memory budget in bytes of the float analysis of one picture "
+          "(WaiEncoderSettings.max_memory): a picture that needs more is an error, found "
+          "before allocating; 0 = the library's default (4 GiB)", 0, G_MAXUINT64,
+          DEFAULT_MAX_MEMORY,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY));
 
   gst_element_class_add_static_pad_template (element_class, &sink_template);
   gst_element_class_add_static_pad_template (element_class, &src_template);
@@ -378,4 +395,5 @@ gst_wai_enc_init (GstWaiEnc * self)
   self->quality = DEFAULT_QUALITY;
   self->model_dir = g_strdup (DEFAULT_MODEL_DIR);
   self->threads = DEFAULT_THREADS;
+  self->max_memory = DEFAULT_MAX_MEMORY;
 }

@@ -288,6 +288,43 @@ GST_START_TEST (test_missing_quality)
 
 GST_END_TEST;
 
+/* max-memory below what the analysis of a 96x80 picture needs (about 1.4 MB): the first frame
+ * fails with STREAM/ENCODE, the library's message giving both figures; no crash. */
+GST_START_TEST (test_max_memory)
+{
+  GstElement *pipe = gst_parse_launch ("videotestsrc num-buffers=2 ! "
+      "video/x-raw,format=RGB,width=96,height=80 ! waienc name=e ! fakesink", NULL);
+  GstElement *e;
+  GstBus *bus;
+  GstMessage *msg;
+  GError *err = NULL;
+  gchar *dbg = NULL;
+  guint64 mm = 1;
+
+  fail_unless (pipe != NULL);
+  e = gst_bin_get_by_name (GST_BIN (pipe), "e");
+  g_object_get (e, "max-memory", &mm, NULL);
+  fail_unless (mm == 0);
+  g_object_set (e, "model-dir", models (), "max-memory", (guint64) 65536, NULL);
+  gst_object_unref (e);
+  gst_element_set_state (pipe, GST_STATE_PLAYING);
+  bus = gst_element_get_bus (pipe);
+  msg = gst_bus_timed_pop_filtered (bus, 20 * GST_SECOND, GST_MESSAGE_ERROR | GST_MESSAGE_EOS);
+  fail_unless (msg != NULL && GST_MESSAGE_TYPE (msg) == GST_MESSAGE_ERROR);
+  gst_message_parse_error (msg, &err, &dbg);
+  fail_unless (g_error_matches (err, GST_STREAM_ERROR, GST_STREAM_ERROR_ENCODE), "%s",
+      err->message);
+  fail_unless (dbg && strstr (dbg, "more than max_memory (65536)") != NULL, "%s", dbg);
+  g_error_free (err);
+  g_free (dbg);
+  gst_message_unref (msg);
+  gst_object_unref (bus);
+  gst_element_set_state (pipe, GST_STATE_NULL);
+  gst_object_unref (pipe);
+}
+
+GST_END_TEST;
+
 /* Properties and registration. */
 GST_START_TEST (test_properties)
 {
@@ -328,6 +365,7 @@ waienc_suite (void)
   tcase_add_test (tc, test_output);
   tcase_add_test (tc, test_missing_model);
   tcase_add_test (tc, test_missing_quality);
+  tcase_add_test (tc, test_max_memory);
   return s;
 }
 
