@@ -224,33 +224,51 @@ GST_START_TEST (test_library_units)
 
 GST_END_TEST;
 
-/* Starts waienc with model-dir DIR and quality Q (0: the default): it must fail to start with a
- * RESOURCE/NOT_FOUND error whose message holds each of the NULL-terminated strings; returns
- * the debug detail (g_free it). */
-static gchar *
-start_fails_not_found (const gchar * dir, gint quality, ...)
+/* Two 96x80 RGB pictures into waienc (model-dir DIR, quality Q unless 0, max-memory M unless
+ * 0) set PLAYING with the return *change; the first ERROR (or EOS) message within 20 s is
+ * returned (unref it), the pipeline stopped and freed. */
+static GstMessage *
+run_pipeline (const gchar * dir, gint quality, guint64 max_memory,
+    GstStateChangeReturn * change)
 {
   GstElement *pipe = gst_parse_launch ("videotestsrc num-buffers=2 ! "
       "video/x-raw,format=RGB,width=96,height=80 ! waienc name=e ! fakesink", NULL);
   GstElement *e;
   GstBus *bus;
   GstMessage *msg;
-  GError *err = NULL;
-  gchar *dbg = NULL;
-  const gchar *want;
-  va_list ap;
 
   fail_unless (pipe != NULL);
   e = gst_bin_get_by_name (GST_BIN (pipe), "e");
   g_object_set (e, "model-dir", dir, NULL);
   if (quality)
     g_object_set (e, "quality", quality, NULL);
+  if (max_memory)
+    g_object_set (e, "max-memory", max_memory, NULL);
   gst_object_unref (e);
-  fail_unless_equals_int (gst_element_set_state (pipe, GST_STATE_PLAYING),
-      GST_STATE_CHANGE_FAILURE);
+  *change = gst_element_set_state (pipe, GST_STATE_PLAYING);
   bus = gst_element_get_bus (pipe);
-  msg = gst_bus_timed_pop_filtered (bus, 10 * GST_SECOND, GST_MESSAGE_ERROR);
-  fail_unless (msg != NULL);
+  msg = gst_bus_timed_pop_filtered (bus, 20 * GST_SECOND, GST_MESSAGE_ERROR | GST_MESSAGE_EOS);
+  gst_object_unref (bus);
+  gst_element_set_state (pipe, GST_STATE_NULL);
+  gst_object_unref (pipe);
+  return msg;
+}
+
+/* Starts waienc with model-dir DIR and quality Q (0: the default): it must fail to start with a
+ * RESOURCE/NOT_FOUND error whose message holds each of the NULL-terminated strings; returns
+ * the debug detail (g_free it). */
+static gchar *
+start_fails_not_found (const gchar * dir, gint quality, ...)
+{
+  GstStateChangeReturn change;
+  GstMessage *msg = run_pipeline (dir, quality, 0, &change);
+  GError *err = NULL;
+  gchar *dbg = NULL;
+  const gchar *want;
+  va_list ap;
+
+  fail_unless_equals_int (change, GST_STATE_CHANGE_FAILURE);
+  fail_unless (msg != NULL && GST_MESSAGE_TYPE (msg) == GST_MESSAGE_ERROR);
   gst_message_parse_error (msg, &err, &dbg);
   fail_unless (g_error_matches (err, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_NOT_FOUND),
       "%s", err->message);
@@ -260,9 +278,6 @@ start_fails_not_found (const gchar * dir, gint quality, ...)
   va_end (ap);
   g_error_free (err);
   gst_message_unref (msg);
-  gst_object_unref (bus);
-  gst_element_set_state (pipe, GST_STATE_NULL);
-  gst_object_unref (pipe);
   return dbg;
 }
 
@@ -292,24 +307,17 @@ GST_END_TEST;
  * fails with STREAM/ENCODE, the library's message giving both figures; no crash. */
 GST_START_TEST (test_max_memory)
 {
-  GstElement *pipe = gst_parse_launch ("videotestsrc num-buffers=2 ! "
-      "video/x-raw,format=RGB,width=96,height=80 ! waienc name=e ! fakesink", NULL);
-  GstElement *e;
-  GstBus *bus;
+  GstElement *e = gst_element_factory_make ("waienc", NULL);
+  GstStateChangeReturn change;
   GstMessage *msg;
   GError *err = NULL;
   gchar *dbg = NULL;
   guint64 mm = 1;
 
-  fail_unless (pipe != NULL);
-  e = gst_bin_get_by_name (GST_BIN (pipe), "e");
   g_object_get (e, "max-memory", &mm, NULL);
   fail_unless (mm == 0);
-  g_object_set (e, "model-dir", models (), "max-memory", (guint64) 65536, NULL);
   gst_object_unref (e);
-  gst_element_set_state (pipe, GST_STATE_PLAYING);
-  bus = gst_element_get_bus (pipe);
-  msg = gst_bus_timed_pop_filtered (bus, 20 * GST_SECOND, GST_MESSAGE_ERROR | GST_MESSAGE_EOS);
+  msg = run_pipeline (models (), 0, 65536, &change);
   fail_unless (msg != NULL && GST_MESSAGE_TYPE (msg) == GST_MESSAGE_ERROR);
   gst_message_parse_error (msg, &err, &dbg);
   fail_unless (g_error_matches (err, GST_STREAM_ERROR, GST_STREAM_ERROR_ENCODE), "%s",
@@ -318,9 +326,6 @@ GST_START_TEST (test_max_memory)
   g_error_free (err);
   g_free (dbg);
   gst_message_unref (msg);
-  gst_object_unref (bus);
-  gst_element_set_state (pipe, GST_STATE_NULL);
-  gst_object_unref (pipe);
 }
 
 GST_END_TEST;
