@@ -100,4 +100,30 @@ static inline int wai_mul_size(size_t a, size_t b, size_t *out)
     return 0;
 }
 
+static inline int wai_add_size(size_t a, size_t b, size_t *out)
+{
+    if (b > SIZE_MAX - a) return WAI_ERR_LIMIT;
+    *out = a + b;
+    return 0;
+}
+
+/* The default memory budget of the decoder and the encoder: 4 GiB, but within half the
+ * address space on 32-bit builds, so that the budget refuses first (WAI_ERR_LIMIT), not malloc. */
+#define WAI_DEFAULT_MAX_MEMORY \
+    ((uint64_t)SIZE_MAX / 2 < (UINT64_C(4) << 30) ? (uint64_t)SIZE_MAX / 2 : UINT64_C(4) << 30)
+
+/* The next entry of a ':'-separated directory list: 1 with *dir and *len (> 0) set and *list
+ * advanced past it, 0 at the end. Empty entries are skipped. */
+static inline int wai_path_next(const char **list, const char **dir, size_t *len)
+{
+    while (*list && **list) {
+        const char *end = strchr(*list, ':');
+        *dir = *list;
+        *len = end ? (size_t)(end - *list) : strlen(*list);
+        *list = end ? end + 1 : NULL;
+        if (*len) return 1;
+    }
+    return 0;
+}
+
 #endif

@@ -215,30 +215,50 @@ static void row5(float *restrict orow, const float *const src[5], const int m[5]
     }
 }
 
+/* A conv layer on a c x h x w input: its output shape, and the buffers conv_f allocates, the
+ * input split into s column phases (rows of prow = s * pw floats) and the output. The .ana sets
+ * the channel counts, so every size is checked (a 32-bit size_t wraps for 1024 channels at
+ * 1024x1024, and a wrapped size would allocate too little). WAI_ERR_MODEL_INVALID if the
+ * kernel is larger than the padded input, WAI_ERR_LIMIT if a size overflows. */
+typedef struct ConvSizes {
+    size_t oh, ow, pw, prow;
+    size_t plane, pplane;     /* output plane, phase-copy plane (floats) */
+    size_t ph_bytes, y_bytes; /* the phase copy and the output */
+} ConvSizes;
+
+static int conv_sizes(const AnaLayer *l, size_t c, size_t h, size_t w, ConvSizes *z)
+{
+    const size_t k = (size_t)l->k, s = (size_t)l->stride, p2 = 2 * (size_t)l->pad;
+    if (h + p2 < k || w + p2 < k) return WAI_ERR_MODEL_INVALID;
+    z->oh = (h + p2 - k) / s + 1;
+    z->ow = (w + p2 - k) / s + 1;
+    z->pw = (w + s - 1) / s;
+    z->prow = s * z->pw;
+    if (wai_mul_size(z->oh, z->ow, &z->plane) || wai_mul_size(h, z->prow, &z->pplane) ||
+        wai_mul_size(c, z->pplane, &z->ph_bytes) ||
+        wai_mul_size(z->ph_bytes, sizeof(float), &z->ph_bytes) ||
+        wai_mul_size((size_t)l->cout, z->plane, &z->y_bytes) ||
+        wai_mul_size(z->y_bytes, sizeof(float), &z->y_bytes))
+        return WAI_ERR_LIMIT;
+    return 0;
+}
+
 static int conv_f(const AnaLayer *l, const FT *x, FT *y)
 {
     const int k = l->k, s = l->stride, p = l->pad;
+    ConvSizes z;
+    const int ret = conv_sizes(l, (size_t)x->c, (size_t)x->h, (size_t)x->w, &z);
+    if (ret < 0) return ret;
     y->c = l->cout;
-    y->h = (x->h + 2 * p - k) / s + 1;
-    y->w = (x->w + 2 * p - k) / s + 1;
-    if (x->h + 2 * p < k || x->w + 2 * p < k) return WAI_ERR_MODEL_INVALID;
+    y->h = (int)z.oh;
+    y->w = (int)z.ow;
     const size_t iplane = (size_t)x->h * (size_t)x->w; /* x's own size: it was allocated */
     /* the input split into s column phases: ph[i][iy][r][j] = x[i][iy][j * s + r], so that a
      * tap's samples for consecutive ox are contiguous */
-    const int pw = (x->w + s - 1) / s;
-    const size_t prow = (size_t)s * pw;
-    /* the .ana sets the channel counts: every size checked (a 32-bit size_t wraps for 1024
-     * channels at 1024x1024, and a wrapped size would allocate too little) */
-    size_t plane, pplane, ph_bytes, y_bytes;
-    if (wai_mul_size((size_t)y->h, (size_t)y->w, &plane) ||
-        wai_mul_size((size_t)x->h, prow, &pplane) ||
-        wai_mul_size((size_t)x->c, pplane, &ph_bytes) ||
-        wai_mul_size(ph_bytes, sizeof(float), &ph_bytes) ||
-        wai_mul_size((size_t)y->c, plane, &y_bytes) ||
-        wai_mul_size(y_bytes, sizeof(float), &y_bytes))
-        return WAI_ERR_LIMIT;
-    float *ph = calloc(1, ph_bytes);
-    y->d = malloc(y_bytes);
+    const int pw = (int)z.pw;
+    const size_t prow = z.prow, plane = z.plane, pplane = z.pplane;
+    float *ph = calloc(1, z.ph_bytes);
+    y->d = malloc(z.y_bytes);
     if (!y->d || !ph) {
         free(ph);
         free(y->d);
@@ -344,37 +364,34 @@ static int gdn_f(const AnaLayer *l, FT *x)
 }
 
 /* The float analysis's peak memory for a c x h x w input to layers l[0..n), plus `keep` bytes
- * held meanwhile: a conv holds its input, the phase copy (conv_f) and its output; a GDN its
- * input, the squares and one plane (gdn_f). The .ana sets channel counts (up to 1024) and
+ * held meanwhile: a conv holds its input, the phase copy and its output (conv_sizes); a GDN
+ * its input, the squares and one plane (gdn_f). The .ana sets channel counts (up to 1024) and
  * strides, so this runs before anything is allocated and every size is checked. Shapes that
  * conv_f refuses stop the walk (conv_f reports them). WAI_ERR_LIMIT if a size overflows. */
 static int analysis_peak(const AnaLayer *l, uint32_t n, size_t c, size_t h, size_t w,
                          size_t keep, size_t *peak)
 {
-    size_t in, need, a, b;
+    size_t in, plane, need;
     *peak = 0;
     for (uint32_t i = 0; i < n; i++) {
-        if (wai_mul_size(c, h, &in) || wai_mul_size(in, w, &in) ||
-            wai_mul_size(in, sizeof(float), &in))
+        if (wai_mul_size(h, w, &plane) || wai_mul_size(plane, sizeof(float), &plane) ||
+            wai_mul_size(c, plane, &in))
             return WAI_ERR_LIMIT;
+        need = in;
         if (l[i].type == ANA_CONV) {
-            const size_t k = (size_t)l[i].k, s = (size_t)l[i].stride, p2 = 2 * (size_t)l[i].pad;
-            if (h + p2 < k || w + p2 < k) break;
-            const size_t oh = (h + p2 - k) / s + 1, ow = (w + p2 - k) / s + 1;
-            const size_t prow = s * ((w + s - 1) / s);   /* conv_f's phase row */
-            if (wai_mul_size(c * h, prow, &a) || wai_mul_size(a, sizeof(float), &a) ||
-                wai_mul_size((size_t)l[i].cout, oh, &b) || wai_mul_size(b, ow, &b) ||
-                wai_mul_size(b, sizeof(float), &b))
+            ConvSizes z;
+            const int r = conv_sizes(&l[i], c, h, w, &z);
+            if (r == WAI_ERR_MODEL_INVALID) break;
+            if (r < 0 || wai_add_size(in, z.ph_bytes, &need) ||
+                wai_add_size(need, z.y_bytes, &need))
                 return WAI_ERR_LIMIT;
-            need = in + a + b; /* each < SIZE_MAX / 4 (4-byte elements): no overflow */
-            c = (size_t)l[i].cout, h = oh, w = ow;
+            c = (size_t)l[i].cout, h = z.oh, w = z.ow;
         } else if (l[i].type == ANA_GDN) {
-            need = 2 * in + h * w * sizeof(float);
-        } else {
-            need = in;
+            if (wai_add_size(in, in, &need) || wai_add_size(need, plane, &need))
+                return WAI_ERR_LIMIT;
         }
-        if (need > SIZE_MAX - keep) return WAI_ERR_LIMIT;
-        if (need + keep > *peak) *peak = need + keep;
+        if (wai_add_size(need, keep, &need)) return WAI_ERR_LIMIT;
+        if (need > *peak) *peak = need;
     }
     return 0;
 }
@@ -414,7 +431,7 @@ static int is_regular_file(const char *path)
 /* 1 if <dir>/wai-q<q>.whm and .ana are both regular files (paths in whm, ana), else 0. */
 static int pair_in_dir(const char *dir, size_t dlen, int q, char whm[4096], char ana[4096])
 {
-    if (!dlen || dlen > 4000) return 0;
+    if (dlen > 4000) return 0;
     snprintf(whm, 4096, "%.*s/wai-q%d.whm", (int)dlen, dir, q);
     snprintf(ana, 4096, "%.*s/wai-q%d.ana", (int)dlen, dir, q);
 #ifdef WAI_PLANTED_FAULT_ENC_PAIR_WHM_ONLY
@@ -433,13 +450,10 @@ static int find_pair(const char *model_dir, int q, char whm[4096], char ana[4096
         lists[1] = WAI_MODEL_DIR;
     }
     for (int i = 0; i < 2; i++) {
-        const char *list = lists[i];
-        while (list && *list) {
-            const char *end = strchr(list, ':');
-            size_t len = end ? (size_t)(end - list) : strlen(list);
-            if (pair_in_dir(list, len, q, whm, ana)) return 1;
-            list = end ? end + 1 : NULL;
-        }
+        const char *list = lists[i], *dir;
+        size_t len;
+        while (wai_path_next(&list, &dir, &len))
+            if (pair_in_dir(dir, len, q, whm, ana)) return 1;
     }
     return 0;
 }
@@ -470,9 +484,7 @@ int wai_encoder_open(WaiEncoder **out, const WaiEncoderSettings *s)
     WaiEncoder *e = calloc(1, sizeof(*e));
     if (!e) return WAI_ERR_NOMEM;
     e->s = *s;
-    if (!e->s.max_memory) /* the default: 4 GiB, within half the address space */
-        e->s.max_memory = (uint64_t)SIZE_MAX / 2 < ((uint64_t)4 << 30) ? (uint64_t)SIZE_MAX / 2
-                                                                        : (uint64_t)4 << 30;
+    if (!e->s.max_memory) e->s.max_memory = WAI_DEFAULT_MAX_MEMORY;
     e->s.model_dir = e->s.model_file = e->s.analysis_file = NULL;  /* not kept */
     wai_buf_init(&e->frames);
     int ret_nf = 0;

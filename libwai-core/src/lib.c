@@ -39,10 +39,7 @@ void wai_default_settings(WaiSettings *s)
     memset(s, 0, sizeof(*s));
     s->max_width = 16384;
     s->max_height = 16384;
-    /* 4 GiB, but within half the address space on 32-bit builds, so that the budget refuses
-     * first (with WAI_ERR_LIMIT) rather than malloc */
-    s->max_memory = (uint64_t)SIZE_MAX / 2 < (UINT64_C(4) << 30) ? (uint64_t)SIZE_MAX / 2
-                                                                 : UINT64_C(4) << 30;
+    s->max_memory = WAI_DEFAULT_MAX_MEMORY;
     s->model_path = NULL;
     s->allow_embedded_model = 1;
     s->kernels = WAI_KERNELS_AUTO;

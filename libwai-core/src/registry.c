@@ -146,14 +146,11 @@ static int search_dir(const char *dir, size_t dlen, Search *q, uint8_t **out, si
 
 static int search_list(const char *list, Search *q, uint8_t **out, size_t *size)
 {
-    while (list && *list) {
-        const char *end = strchr(list, ':');
-        size_t len = end ? (size_t)(end - list) : strlen(list);
-        if (len) {
-            int ret = search_dir(list, len, q, out, size);
-            if (ret) return ret;
-        }
-        list = end ? end + 1 : NULL;
+    const char *dir;
+    size_t len;
+    while (wai_path_next(&list, &dir, &len)) {
+        int ret = search_dir(dir, len, q, out, size);
+        if (ret) return ret;
     }
     return 0;
 }
