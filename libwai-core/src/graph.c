@@ -171,10 +171,7 @@ typedef struct LayerWork {
 } LayerWork;
 
 /* Bands per thread: more than one evens out threads slowed by other load on the machine. */
-#ifndef WAI_BANDS_PER_THREAD
-#define WAI_BANDS_PER_THREAD 4
-#endif
-#define BANDS_PER_THREAD WAI_BANDS_PER_THREAD
+#define BANDS_PER_THREAD 4
 
 /* Start of job j of n over `total` rows (or elements): total * (1 - (1 - j/n)^2), rounded
  * down, so job sizes fall linearly from about 2/n of the work to about 1/n^2 of it. The pool
