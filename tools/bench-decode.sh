@@ -4,7 +4,9 @@
 # float PyTorch reference of the same topology. Usage:
 #   tools/bench-decode.sh BUILD_DIR [REPS] > log
 #   tools/bench-decode.sh --short BUILD_DIR [REPS] > log
-# BUILD_DIR must have tools/wai-bench and tools/wai-mkmodel built.
+# BUILD_DIR must have tools/wai-bench and tools/wai-mkmodel built. The PyTorch part needs
+# python3-torch (and libopenblas0-pthread for a fair baseline, see below); without torch it
+# says "not measured".
 #
 # --short (about 1-2 minutes on an idle 2-core machine, bounded to 4 minutes): ONE wai-bench
 # process, REPS (default 7) interleaved runs per policy, outputs hash-checked, medians with
