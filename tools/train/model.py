@@ -216,12 +216,17 @@ class MeanScaleHyperprior(nn.Module):
         self.entropy_bottleneck = EntropyBottleneck(N)
         self.gaussian_conditional = GaussianConditional()
 
-    def forward(self, x, gen=None):
+    def forward(self, x, gen=None, ste=False):
+        """ste (training only): g_s gets round(y - mean) + mean with a straight-through
+        gradient, as the decoder will, while the rate still sees y + noise (mixed quantisation,
+        Minnen & Singh 2020, "Channel-wise autoregressive entropy models", section 3.3)."""
         y = self.g_a(x)
         z = self.h_a(y)
         z_hat, z_lik = self.entropy_bottleneck(z, gen)
         scales, means = self.h_s(z_hat).chunk(2, 1)
         y_hat, y_lik = self.gaussian_conditional(y, scales, means, gen)
+        if ste and self.training:
+            y_hat = y + (torch.round(y - means) + means - y).detach()
         x_hat = self.g_s(y_hat)
         return {"x_hat": x_hat, "y_lik": y_lik, "z_lik": z_lik}
 

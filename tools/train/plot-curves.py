@@ -1,0 +1,95 @@
+#!/usr/bin/python3
+"""Learning curves from the training logs: eval-set bpp and PSNR against iterations.
+
+    /usr/bin/python3 tools/train/plot-curves.py [-o docs/research/data/learning-curves.png]
+                                                [LOG ...]
+
+Reads the `eval it N bpp B psnr P ...` lines of each log (default: every tools/train/logs/*.log
+but driver.log) and plots, per log (one quality or the base model), PSNR against iterations,
+bpp against iterations, and the rate-distortion path (PSNR against bpp, the iteration rising
+along it). The figures are the trainer's own: bpp from the likelihoods of the rounded latents,
+PSNR of the clamped float reconstruction, means over the eval pictures (tools/train/README.md).
+A log whose model was started from another checkpoint (`init-from` on its start line) has its
+iterations counted from that start; the title says which logs were drawn. Needs
+python3-matplotlib (Debian).
+"""
+
+import argparse
+import glob
+import os
+import re
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+EVAL = re.compile(r"eval it (\d+) bpp ([0-9.]+) psnr ([0-9.]+)")
+START = re.compile(r" start N=(\d+) M=(\d+) lambda=([0-9.e-]+)")
+
+
+def read_log(path):
+    """[(iteration, bpp, psnr)] of the last run of a log (a log restarted from scratch, i.e.
+    with a second `start` line, keeps only what follows it) and its start line's fields."""
+    points, meta = [], {}
+    with open(path) as f:
+        for line in f:
+            m = START.search(line)
+            if m:
+                points = []
+                meta = {"N": int(m.group(1)), "M": int(m.group(2)), "lambda": float(m.group(3)),
+                        "init": "init-from" in line}
+                continue
+            m = EVAL.search(line)
+            if m:
+                points.append((int(m.group(1)), float(m.group(2)), float(m.group(3))))
+    return points, meta
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("logs", nargs="*")
+    ap.add_argument("-o", "--output",
+                    default=os.path.join(HERE, "..", "..", "docs", "research", "data",
+                                         "learning-curves.png"))
+    a = ap.parse_args()
+    logs = a.logs or sorted(p for p in glob.glob(os.path.join(HERE, "logs", "*.log"))
+                            if os.path.basename(p) != "driver.log")
+    fig, axes = plt.subplots(1, 3, figsize=(16, 5))
+    drawn = []
+    for path in logs:
+        points, meta = read_log(path)
+        if not points:
+            continue
+        name = os.path.splitext(os.path.basename(path))[0]
+        label = "%s (lambda %g%s)" % (name, meta.get("lambda", float("nan")),
+                                      ", fine-tuned" if meta.get("init") else "")
+        it = [p[0] for p in points]
+        bpp = [p[1] for p in points]
+        psnr = [p[2] for p in points]
+        axes[0].plot(it, psnr, marker=".", label=label)
+        axes[1].plot(it, bpp, marker=".", label=label)
+        axes[2].plot(bpp, psnr, marker=".", label=label)
+        axes[2].annotate("%dk" % (it[-1] // 1000), (bpp[-1], psnr[-1]), fontsize=7)
+        drawn.append("%s: %d evals, last it %d: %.3f bpp %.2f dB" % (name, len(points), it[-1],
+                                                                     bpp[-1], psnr[-1]))
+    if not drawn:
+        raise SystemExit("no eval lines in %s" % " ".join(logs))
+    axes[0].set(xlabel="iteration", ylabel="PSNR (dB, eval-set mean)", title="PSNR")
+    axes[1].set(xlabel="iteration", ylabel="bpp (eval-set mean, likelihoods)", title="rate")
+    axes[2].set(xlabel="bpp", ylabel="PSNR (dB)", title="RD path during training")
+    for ax in axes:
+        ax.grid(True, alpha=0.3)
+    axes[0].legend(fontsize=7)
+    fig.suptitle("WAI training: eval set (%d logs)" % len(drawn))
+    fig.tight_layout()
+    os.makedirs(os.path.dirname(os.path.abspath(a.output)), exist_ok=True)
+    fig.savefig(a.output, dpi=90)
+    print("wrote %s" % a.output)
+    for d in drawn:
+        print("  " + d)
+
+
+if __name__ == "__main__":
+    main()
