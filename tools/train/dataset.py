@@ -91,6 +91,25 @@ SOURCES = [
     ("python3-sklearn", SKLEARN + "flower.jpg", "CC-BY-2.0", "train"),
 ]
 
+# More photos (session 5): photos-extra.tsv (package, path, licence, note), found and checked
+# by eye and licence as in photos-extra-notes.md. Every VAL_EVERY-th of them (in file order,
+# from the VAL_OFFSET-th) is a validation picture: never trained on, and not in the eval set,
+# so that choices made while training (recipe, data, when to fine-tune; val-rd.py) leave the
+# eval set alone (it is judged only at the end).
+EXTRA = os.path.join(HERE, "photos-extra.tsv")
+VAL_EVERY, VAL_OFFSET = 25, 12
+
+
+def extra_sources(path=EXTRA):
+    out = []
+    with open(path) as f:
+        rows = [l.rstrip("\n").split("\t") for l in f if l.strip() and not l.startswith("#")]
+    for i, (pkg, fpath, lic, _note) in enumerate(rows):
+        out.append((pkg, fpath, lic, "val" if i % VAL_EVERY == VAL_OFFSET else "train"))
+    return out
+
+
+SOURCES = SOURCES + extra_sources()
 PACKAGES = sorted({s[0] for s in SOURCES})
 PYRAMID_SHORT_SIDES = (1024, 768, 512, 384)
 EVAL_LONG_SIDE = 512
@@ -151,6 +170,27 @@ def read_manifest(path=MANIFEST, check=True):
     return rows
 
 
+PACK_INDEX = "pack.tsv"
+
+
+def read_pack(pack_dir):
+    """Rows of a data pack made by pack-data.py (for a machine without the Debian packages,
+    e.g. the device machine): the same dicts as read_manifest, paths inside the pack, each
+    file checked against its SHA-256."""
+    rows = []
+    with open(os.path.join(pack_dir, PACK_INDEX)) as f:
+        for line in f:
+            if line.startswith("#") or not line.strip():
+                continue
+            name, sha, split, lic, source = line.rstrip("\n").split("\t")
+            path = os.path.join(pack_dir, name)
+            if sha256_file(path) != sha:
+                raise SystemExit("%s: SHA-256 differs from %s" % (path, PACK_INDEX))
+            rows.append(dict(package="pack", version="", path=path, sha256=sha, licence=lic,
+                             split=split, source=source))
+    return rows
+
+
 def load_scaled(path, short_side=None, long_side=None):
     """RGB uint8 array scaled down (never up) to the given short or long side."""
     im = Image.open(path)
@@ -165,11 +205,11 @@ def load_scaled(path, short_side=None, long_side=None):
     return np.asarray(im, dtype=np.uint8)
 
 
-def load_pyramid(path):
+def load_pyramid(path, crop=CROP):
     levels = []
     for s in PYRAMID_SHORT_SIDES:
         a = load_scaled(path, short_side=s)
-        if min(a.shape[:2]) < CROP:
+        if min(a.shape[:2]) < crop:
             continue
         if levels and levels[-1].shape == a.shape:
             continue  # the photo is smaller than this level: keep one native copy
@@ -185,25 +225,29 @@ def load_eval(path, multiple=64):
 
 
 class CropSampler:
-    """Random CROPxCROP crops of the train photos' pyramids, as float32 NCHW in [0, 1]."""
+    """Random crop x crop windows of the train photos' pyramids, as float32 NCHW in [0, 1]."""
 
-    def __init__(self, rows, log=print):
+    def __init__(self, rows, log=print, crop=CROP):
+        self.crop = crop
         self.images = []
         for r in rows:
             if r["split"] == "train":
-                self.images.append(load_pyramid(r["path"]))
+                levels = load_pyramid(r["path"], crop)
+                if levels:
+                    self.images.append(levels)
         n = sum(len(p) for p in self.images)
         mb = sum(a.nbytes for p in self.images for a in p) / 2 ** 20
         log("dataset: %d train photos, %d pyramid levels, %.0f MiB" % (len(self.images), n, mb))
 
     def batch(self, rng, size):
-        out = np.empty((size, CROP, CROP, 3), dtype=np.uint8)
+        crop = self.crop
+        out = np.empty((size, crop, crop, 3), dtype=np.uint8)
         for k in range(size):
             levels = self.images[rng.integers(len(self.images))]
             a = levels[rng.integers(len(levels))]
-            y = rng.integers(a.shape[0] - CROP + 1)
-            x = rng.integers(a.shape[1] - CROP + 1)
-            c = a[y:y + CROP, x:x + CROP]
+            y = rng.integers(a.shape[0] - crop + 1)
+            x = rng.integers(a.shape[1] - crop + 1)
+            c = a[y:y + crop, x:x + crop]
             out[k] = c[:, ::-1] if rng.integers(2) else c
         return out.transpose(0, 3, 1, 2).astype(np.float32) / 255.0
 
@@ -217,8 +261,8 @@ def main():
         print("ok: %d files match %s" % (len(rows), MANIFEST))
         return
     rows = write_manifest()
-    n_eval = sum(r[5] == "eval" for r in rows)
-    print("wrote %s: %d train, %d eval" % (MANIFEST, len(rows) - n_eval, n_eval))
+    n = {k: sum(r[5] == k for r in rows) for k in ("train", "val", "eval")}
+    print("wrote %s: %d train, %d val, %d eval" % (MANIFEST, n["train"], n["val"], n["eval"]))
 
 
 if __name__ == "__main__":
