@@ -78,8 +78,8 @@ def scheduled_lr(args, iteration):
 
 def recipe_string(args):
     sched = ",".join("%d:%g" % p for p in args.lr_schedule) if args.lr_schedule else "-"
-    return ("batch %d lr %g schedule %s warmup %d aux-lr %g clip %g ste %d channels-last %d"
-            % (args.batch, args.lr, sched, args.warmup, args.aux_lr, args.clip, args.ste,
+    return ("device %s crop %d batch %d lr %g schedule %s warmup %d aux-lr %g clip %g ste %d channels-last %d"
+            % (args.device, args.crop, args.batch, args.lr, sched, args.warmup, args.aux_lr, args.clip, args.ste,
                args.channels_last))
 
 
@@ -120,7 +120,8 @@ class Job:
         self.ckpt = os.path.join(args.out, "checkpoints", self.name + ".pt")
         self.log = Logger(os.path.join(args.out, "logs", self.name + ".log"))
         self.nonfinite = 0
-        self.gen = torch.Generator()
+        self.device = torch.device(args.device)
+        self.gen = torch.Generator(device=self.device)
         self.iteration = 0
         self.train_seconds = 0.0
         self.last_eval = 0
@@ -137,6 +138,7 @@ class Job:
                 ck["iteration"], ck["lambda"])
         else:
             self.init_note = ""
+        self.model = self.model.to(self.device)
         if args.channels_last:
             self.model = self.model.to(memory_format=torch.channels_last)
         main, aux = self.model.parameter_groups()
@@ -170,9 +172,12 @@ class Job:
         self.iteration = ck["iteration"]
         self.train_seconds = ck.get("train_seconds", 0.0)
         self.last_eval = ck.get("last_eval", 0)
-        self.gen.set_state(ck["rng"]["torch"])
         self.rng = np.random.default_rng()
         self.rng.bit_generator.state = ck["rng"]["numpy"]
+        if ck.get("device", "cpu") == self.device.type:
+            self.gen.set_state(ck["rng"]["torch"])
+        else:  # a CPU and a CUDA generator state do not convert: a new noise stream
+            self.gen.manual_seed(int(self.rng.integers(2 ** 62)))
 
     def save(self):
         atomic_save({
@@ -182,11 +187,12 @@ class Job:
             "model": self.model.state_dict(), "opt": self.opt.state_dict(),
             "aux_opt": self.aux_opt.state_dict(),
             "rng": {"torch": self.gen.get_state(), "numpy": self.rng.bit_generator.state},
+            "device": self.device.type,
         }, self.ckpt)
 
     def step(self, sampler, args):
         t0 = time.perf_counter()
-        x = torch.from_numpy(sampler.batch(self.rng, args.batch))
+        x = torch.from_numpy(sampler.batch(self.rng, args.batch)).to(self.device)
         if args.channels_last:
             x = x.contiguous(memory_format=torch.channels_last)
         lr = scheduled_lr(args, self.iteration)
@@ -237,6 +243,7 @@ class Job:
         psnrs = []
         for a in eval_images:
             x = torch.from_numpy(a.transpose(2, 0, 1)[None].astype(np.float32) / 255.0)
+            x = x.to(self.device)
             if self.channels_last:
                 x = x.contiguous(memory_format=torch.channels_last)
             out = self.model(x)
@@ -287,6 +294,11 @@ def parse_args():
     ap.add_argument("--max-iterations", type=int, default=150000, help="per quality")
     ap.add_argument("--stop-after", type=float, default=0, help="seconds (0: never)")
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--device", default="cpu", help="cpu or cuda (tools/train/device-stretch.sh)")
+    ap.add_argument("--crop", type=int, default=dataset.CROP, help="training crop size")
+    ap.add_argument("--data-pack", default=None,
+                    help="read the photos from a pack of pack-data.py instead of the "
+                         "installed Debian packages")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--pid-file", default=None)
     ap.add_argument("--out", default=HERE, help="holds checkpoints/ and logs/ (default: tools/train)")
@@ -321,13 +333,14 @@ def main():
 
     log("driver pid %d qualities %s torch %s threads %d"
         % (os.getpid(), args.qualities, torch.__version__, torch.get_num_threads()))
-    rows = dataset.read_manifest(check=True)
+    rows = (dataset.read_pack(args.data_pack) if args.data_pack
+            else dataset.read_manifest(check=True))
     jobs = [Job(q, args, log) for q in args.qualities]
     for j in jobs:
         if not os.path.exists(j.ckpt):
             j.save()  # so that every running quality has a checkpoint from the start
     t_load = time.perf_counter()
-    sampler = dataset.CropSampler(rows, log)
+    sampler = dataset.CropSampler(rows, log, crop=args.crop)
     eval_images = [dataset.load_eval(r["path"]) for r in rows if r["split"] == "eval"]
     log("dataset loaded in %.1fs; eval %s" % (time.perf_counter() - t_load,
                                              " ".join("%dx%d" % a.shape[1::-1] for a in eval_images)))
