@@ -36,8 +36,7 @@ def run(N, M, cl, bf16, runs):
     for _ in range(runs + 2):
         t = time.perf_counter()
         opt.zero_grad()
-        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
-            out = m(x, ste=True)
+        out = m(x, ste=True, bf16=bf16)
         loss, _bpp, _mse = rate_distortion({k: v.float() for k, v in out.items()}, x, 0.025)
         loss.backward()
         opt.step()

@@ -216,18 +216,26 @@ class MeanScaleHyperprior(nn.Module):
         self.entropy_bottleneck = EntropyBottleneck(N)
         self.gaussian_conditional = GaussianConditional()
 
-    def forward(self, x, gen=None, ste=False):
+    def forward(self, x, gen=None, ste=False, bf16=False):
         """ste (training only): g_s gets round(y - mean) + mean with a straight-through
         gradient, as the decoder will, while the rate still sees y + noise (mixed quantisation,
-        Minnen & Singh 2020, "Channel-wise autoregressive entropy models", section 3.3)."""
-        y = self.g_a(x)
+        Minnen & Singh 2020, "Channel-wise autoregressive entropy models", section 3.3).
+        bf16 (train.py --bf16): the inner layers of g_a, h_s and g_s run under bfloat16
+        autocast; their last layers, h_a, the entropy models and the loss stay float32, so
+        y, z, the means and scales and x_hat have float32 precision."""
+        def amp(module, t):
+            if not bf16:
+                return module(t)
+            with torch.autocast(t.device.type, dtype=torch.bfloat16):
+                return module(t).float()
+        y = self.g_a[-1](amp(self.g_a[:-1], x))
         z = self.h_a(y)
         z_hat, z_lik = self.entropy_bottleneck(z, gen)
-        scales, means = self.h_s(z_hat).chunk(2, 1)
+        scales, means = self.h_s[-1](amp(self.h_s[:-1], z_hat)).chunk(2, 1)
         y_hat, y_lik = self.gaussian_conditional(y, scales, means, gen)
         if ste and self.training:
             y_hat = y + (torch.round(y - means) + means - y).detach()
-        x_hat = self.g_s(y_hat)
+        x_hat = self.g_s[-1](amp(self.g_s[:-1], y_hat))
         return {"x_hat": x_hat, "y_lik": y_lik, "z_lik": z_lik}
 
     def aux_loss(self):

@@ -78,9 +78,10 @@ def scheduled_lr(args, iteration):
 
 def recipe_string(args):
     sched = ",".join("%d:%g" % p for p in args.lr_schedule) if args.lr_schedule else "-"
-    return ("device %s crop %d batch %d lr %g schedule %s warmup %d aux-lr %g clip %g ste %d channels-last %d"
-            % (args.device, args.crop, args.batch, args.lr, sched, args.warmup, args.aux_lr, args.clip, args.ste,
-               args.channels_last))
+    return ("device %s crop %d batch %d lr %g schedule %s warmup %d aux-lr %g clip %g ste %d "
+            "channels-last %d bf16 %d"
+            % (args.device, args.crop, args.batch, args.lr, sched, args.warmup, args.aux_lr,
+               args.clip, args.ste, args.channels_last, args.bf16))
 
 
 class Logger:
@@ -202,7 +203,7 @@ class Job:
         self.model.train()
         self.opt.zero_grad(set_to_none=True)
         self.aux_opt.zero_grad(set_to_none=True)
-        out = self.model(x, self.gen, ste=args.ste)
+        out = self.model(x, self.gen, ste=args.ste, bf16=args.bf16)
         loss, bpp, mse = rate_distortion(out, x, self.lmbda)
         if not torch.isfinite(loss):
             # A diverging step (high lr): skip it; many in a row means the weights are gone.
@@ -276,6 +277,9 @@ def parse_args():
     ap.add_argument("--ste", type=int, default=1,
                     help="1: g_s sees rounded y (straight-through), the rate sees noisy y "
                          "(mixed quantisation, Minnen & Singh 2020); 0: noisy y for both")
+    ap.add_argument("--bf16", type=int, default=0,
+                    help="1: inner transform layers under bfloat16 autocast (1.4x faster step "
+                         "here; gradients within cosine 0.998 of float32; README)")
     ap.add_argument("--channels-last", type=int, default=1,
                     help="NHWC tensors (same float results; ~1.9x faster step with oneDNN)")
     ap.add_argument("--name", default=None,
