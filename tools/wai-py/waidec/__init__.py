@@ -1,0 +1,1 @@
+"""waidec: the WAI decoder of waipy, one module per part of docs/spec/wai-format.md (README.md)."""
