@@ -6,8 +6,8 @@
 set -u
 cd "$(dirname "$0")/.."
 list=tests/planted-faults.txt
-bdir=build-planted
-[ -d $bdir ] || meson setup $bdir -Dgstreamer=enabled > /dev/null || exit 1
+bdir=${WAI_PLANTED_BUILD:-build-planted}   # another build directory (set up here if missing)
+[ -d "$bdir" ] || meson setup "$bdir" -Dgstreamer=enabled > /dev/null || exit 1
 caught=0; missed=0; skipped=0
 names=("$@")
 [ ${#names[@]} -gt 0 ] || mapfile -t names < <(awk '!/^#/ && NF { print $1 }' "$list")

@@ -355,7 +355,7 @@ int wai_scale_index(const WaiModel *m, int32_t scale_q12)
     uint32_t lo = 0, hi = m->n_scales ? m->n_scales - 1 : 0;
     while (lo < hi) {
         const uint32_t mid = lo + (hi - lo) / 2;
-#ifdef WAI_PLANTED_FAULT_GRAPH_SCALE_INDEX
+#if defined(WAI_PLANTED_FAULT_GRAPH_SCALE_INDEX) || defined(WAI_PLANTED_FAULT_VEC_SCALE_STRICT)
         if (scale_q12 < m->thresholds_q12[mid]) /* planted: s == threshold goes one up */
 #else
         if (scale_q12 <= m->thresholds_q12[mid])
@@ -364,6 +364,10 @@ int wai_scale_index(const WaiModel *m, int32_t scale_q12)
         else
             lo = mid + 1;
     }
+#ifdef WAI_PLANTED_FAULT_VEC_SCALE_LAST
+    /* planted: a scale above the last threshold takes the last threshold's table */
+    if (m->n_scales > 1 && lo == m->n_scales - 1) lo--;
+#endif
     return (int)lo;
 }
 
@@ -379,8 +383,14 @@ static void hyper_rows(void *ctx, uint32_t r0, uint32_t r1)
 {
     const HyperOut *h = ctx;
     for (size_t e = (size_t)r0 * h->w; e < (size_t)r1 * h->w; e++) {
+#ifdef WAI_PLANTED_FAULT_VEC_HS_ORDER
+        /* planted: means first, then scales */
+        h->y_index[e] = (uint8_t)wai_scale_index(h->m, h->p[h->ny + e]);
+        h->y_mean[e] = h->p[e];
+#else
         h->y_index[e] = (uint8_t)wai_scale_index(h->m, h->p[e]);
         h->y_mean[e] = h->p[h->ny + e];
+#endif
     }
 }
 
@@ -409,7 +419,13 @@ end:
 
 static inline uint8_t to_rgb8(int32_t v)
 {
+#if defined(WAI_PLANTED_FAULT_VEC_OUT_NOROUND)
+    const int64_t c = ((int64_t)v * 255) >> 12;            /* planted: no rounding term */
+#elif defined(WAI_PLANTED_FAULT_VEC_OUT_SHIFT4)
+    const int64_t c = (int64_t)v >> 4;                      /* planted: v / 16 for v * 255 / 4096 */
+#else
     const int64_t c = ((int64_t)v * 255 + (1 << 11)) >> 12;
+#endif
     return (uint8_t)(c < 0 ? 0 : c > 255 ? 255 : c);
 }
 
@@ -425,7 +441,11 @@ static void rgb_rows(void *ctx, uint32_t r0, uint32_t r1)
 {
     const RgbOut *o = ctx;
     for (uint32_t row = r0; row < r1; row++) {
+#ifdef WAI_PLANTED_FAULT_VEC_CROP_ORIGIN
+        const int32_t *src = o->p + (size_t)row * o->wp;   /* planted: the window at (0, 0) */
+#else
         const int32_t *src = o->p + (size_t)(o->dy + row) * o->wp + o->dx;
+#endif
         uint8_t *dst = o->rgb + (ptrdiff_t)row * o->stride;
 #ifdef WAI_PLANTED_FAULT_FAST_RGB_BAND
         if (row == r1 - 1 && r0 > 0) continue; /* planted: a later band's last row is skipped */

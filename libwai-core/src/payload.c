@@ -12,6 +12,10 @@ static int32_t z_hat_of(const WaiModel *m, uint32_t c, int32_t v)
 #ifdef WAI_PLANTED_FAULT_PAYLOAD_ZHAT_MEDIAN
     c = 0;                                    /* planted: every channel uses median 0 */
 #endif
+#ifdef WAI_PLANTED_FAULT_VEC_ZHAT_INT32
+    /* planted: v * 4096 + median in 32 bits (wraps around before the clamp) */
+    return wai_clamp_act((int32_t)((uint32_t)v * 4096u + (uint32_t)m->z_median_q12[c]));
+#endif
     return wai_clamp_act((int64_t)v * 4096 + m->z_median_q12[c]);
 }
 
@@ -80,7 +84,11 @@ static int decode_y(const WaiModel *m, const WaiGeometry *g, const uint8_t *p, s
         if (y_index[i] >= m->n_scales) return WAI_ERR_INTERNAL;
         int32_t v;
         if ((r = wai_rans_dec_value(&d, &m->y_tables[y_index[i]], &v))) return r;
+#ifdef WAI_PLANTED_FAULT_VEC_YHAT_NOCLAMP
+        mean_to_y_hat[i] = (int32_t)((int64_t)v * 4096 + mean_to_y_hat[i]);   /* planted: no clamp */
+#else
         mean_to_y_hat[i] = wai_clamp_act((int64_t)v * 4096 + mean_to_y_hat[i]);
+#endif
     }
     return wai_rans_dec_finish(&d);
 }

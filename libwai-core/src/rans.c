@@ -91,8 +91,15 @@ static int dec_bypass(WaiRansDec *d, uint64_t *u)
     uint64_t v = 0;
     for (uint32_t i = 0; i < nb; i++) {
         if ((r = dec_nibble(d, &k))) return r;
+#ifdef WAI_PLANTED_FAULT_VEC_BYPASS_MSB
+        v = v << 4 | k;                          /* planted: most significant nibble first */
+#else
         v |= (uint64_t)k << (4 * i);
+#endif
     }
+#ifdef WAI_PLANTED_FAULT_VEC_BYPASS_MINIMAL
+    if (nb && k == 0) return WAI_ERR_BITSTREAM;  /* planted: a leading zero nibble refused */
+#endif
     *u = v;
     return 0;
 }
@@ -108,7 +115,12 @@ int wai_rans_dec_value(WaiRansDec *d, const WaiTable *t, int32_t *value)
     } else {
         uint64_t u;
         if ((r = dec_bypass(d, &u))) return r;     /* u < 2^36: int64 is exact below */
+#ifdef WAI_PLANTED_FAULT_VEC_BYPASS_SIGN
+        /* planted: even u below the table, odd u above it */
+        dv = !(u & 1) ? -(int64_t)(u / 2 + 1) : (int64_t)(u / 2) + t->length;
+#else
         dv = (u & 1) ? -(int64_t)((u + 1) / 2) : (int64_t)(u / 2) + t->length;
+#endif
     }
     int64_t v = dv + t->offset;
     /* The bound holds for every decoded value, in-range symbols included (spec 7.2). */
