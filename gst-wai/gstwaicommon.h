@@ -11,4 +11,83 @@
 
 #define GST_WAI_CAPS "video/x-wai"
 
+#include <string.h>
+#include <gst/gst.h>
+#include <wai/wai.h>
+
+/* A stream whose header says it holds exactly one frame is a still picture. It is presented
+ * as GStreamer's image decoders (pngdec, jpegdec) present theirs: framerate 0/1 and a buffer
+ * with no duration, rather than as a video one frame (1 / fps) long. */
+#define GST_WAI_IS_STILL(info) ((info)->frame_count == 1)
+
+/* What is wrong with the first bytes of a raw stream (spec 2: a stream starts with its sequence
+ * header), in words a user can act on: empty, not WAI at all, or a WAI header that is damaged,
+ * cut short or of a version this library does not know. data/size: the bytes from offset 0;
+ * at_eos: no more follow. Returns FALSE if they are (or may still become, with more data) a
+ * valid sequence header unit; else TRUE with *code (a GstStreamError) and the message (a
+ * sentence) in msg. */
+static inline gboolean
+gst_wai_bad_stream_start (const guint8 * data, gsize size, gboolean at_eos, gint * code,
+    gchar * msg, gsize msg_size)
+{
+  WaiSequenceInfo info;
+  guint32 usize = 0;
+  int r;
+
+  if (size == 0) {
+    if (!at_eos)
+      return FALSE;
+    *code = GST_STREAM_ERROR_DECODE;
+    g_snprintf (msg, msg_size, "The stream contains no data (a WAI stream starts with a "
+        "sequence header).");
+    return TRUE;
+  }
+  if (size >= 12)
+    usize = GST_READ_UINT32_LE (data + 8);
+  r = wai_parse_sequence_header (data, size, &info);
+  switch (r) {
+    case 0:
+      return FALSE;
+    case WAI_ERR_TRUNCATED:
+      /* (a size field beyond what the elements accept can never complete) */
+      if (!at_eos && (size < 12 || usize <= GST_WAI_MAX_UNIT_SIZE))
+        return FALSE;
+      *code = GST_STREAM_ERROR_DECODE;
+      if (size >= 12 && usize > GST_WAI_MAX_UNIT_SIZE)
+        g_snprintf (msg, msg_size, "The WAI sequence header is damaged: its size field "
+            "(%u bytes) is beyond the limit of %u.", usize, GST_WAI_MAX_UNIT_SIZE);
+      else if (size >= 12)
+        g_snprintf (msg, msg_size, "The stream ends inside its WAI sequence header (%"
+            G_GSIZE_FORMAT " of %u bytes).", size, usize);
+      else
+        g_snprintf (msg, msg_size, "The stream ends inside its WAI sequence header (%"
+            G_GSIZE_FORMAT " bytes).", size);
+      return TRUE;
+    case WAI_ERR_CRC:
+      *code = GST_STREAM_ERROR_DECODE;
+      g_snprintf (msg, msg_size, "The WAI sequence header is damaged (CRC mismatch).");
+      return TRUE;
+    case WAI_ERR_UNSUPPORTED:
+      *code = GST_STREAM_ERROR_CODEC_NOT_FOUND;
+      g_snprintf (msg, msg_size, "Unsupported WAI stream: format version %u.%u or a "
+          "feature this decoder does not know.", data[4], size > 5 ? data[5] : 0);
+      return TRUE;
+    default:
+      break;
+  }
+  if (memcmp (data, "WAIS", MIN (size, 4)) != 0) {
+    *code = GST_STREAM_ERROR_WRONG_TYPE;
+    if (size >= 4 && memcmp (data, "WAIF", 4) == 0)
+      g_snprintf (msg, msg_size, "This is not a WAI stream: it starts with a frame unit, "
+          "not with a sequence header.");
+    else
+      g_snprintf (msg, msg_size, "This is not a WAI stream: it does not start with a "
+          "sequence header (\"WAIS\").");
+    return TRUE;
+  }
+  *code = GST_STREAM_ERROR_DECODE;
+  g_snprintf (msg, msg_size, "Invalid WAI sequence header: %s.", wai_strerror (r));
+  return TRUE;
+}
+
 #endif

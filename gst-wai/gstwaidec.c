@@ -16,7 +16,10 @@
  *
  * A frame that fails to decode (CRC, damaged payload) is dropped with a warning message and
  * counted against the base class' #GstVideoDecoder:max-errors. A header that cannot be used
- * (its model is not found, unsupported version, ...) is a fatal element error.
+ * (its model is not found, unsupported version, ...) is a fatal element error. Raw input from
+ * a source that can be read at random (filesrc) is checked while the element starts: a stream
+ * that is empty, not WAI, has a damaged header or no usable model (or, up to 16 MiB, no intact
+ * frame) fails the state change with that error.
  *
  * ## Example launch line
  * |[
@@ -71,6 +74,7 @@ struct _GstWaiDec
   WaiSequenceInfo info;
   gboolean resyncing;           /* skipping damaged bytes (raw input); reported once */
   gboolean fatal;               /* an error was posted: refuse data, say nothing more */
+  gboolean got_data;            /* raw input: any bytes arrived (an empty stream is an error) */
   gchar open_msg[512];          /* why the last wai_decoder_open failed (log callback) */
 };
 
@@ -199,7 +203,7 @@ gst_wai_dec_soft_error (GstWaiDec * self, const gchar * what, int err)
 static GstClockTime
 gst_wai_dec_frame_duration (const WaiSequenceInfo * info)
 {
-  if (info->fps_num == 0 || info->fps_den == 0)
+  if (info->fps_num == 0 || info->fps_den == 0 || GST_WAI_IS_STILL (info))
     return GST_CLOCK_TIME_NONE;
   return gst_util_uint64_scale (GST_SECOND, info->fps_den, info->fps_num);
 }
@@ -227,7 +231,12 @@ gst_wai_dec_configure_output (GstWaiDec * self, guint width, guint height)
       self->input_state);
   if (!out)
     return FALSE;
-  fps_to_gint (self->info.fps_num, self->info.fps_den, &n, &d);
+  if (GST_WAI_IS_STILL (&self->info)) {
+    n = 0;                      /* a still picture, like pngdec's */
+    d = 1;
+  } else {
+    fps_to_gint (self->info.fps_num, self->info.fps_den, &n, &d);
+  }
   GST_VIDEO_INFO_FPS_N (&out->info) = n;
   GST_VIDEO_INFO_FPS_D (&out->info) = d;
   GST_VIDEO_INFO_PAR_N (&out->info) = 1;
@@ -358,6 +367,7 @@ gst_wai_dec_start (GstVideoDecoder * vdec)
   memset (&self->info, 0, sizeof (self->info));
   self->resyncing = FALSE;
   self->fatal = FALSE;
+  self->got_data = FALSE;
   gst_video_decoder_set_packetized (vdec, FALSE);
   return TRUE;
 }
@@ -431,6 +441,24 @@ gst_wai_dec_not_wai (GstWaiDec * self, const gchar * what)
   return GST_FLOW_ERROR;
 }
 
+/* The first bytes of a raw stream are not a usable sequence header (gst_wai_bad_stream_start
+ * says why); the debug text shows them. */
+static GstFlowReturn
+gst_wai_dec_bad_start (GstWaiDec * self, gint code, const gchar * msg, const guint8 * data,
+    gsize size, const gchar * when)
+{
+  GString *dbg = g_string_new (NULL);
+
+  g_string_append_printf (dbg, "%s; %" G_GSIZE_FORMAT " bytes%s", when, size,
+      size ? ", the first:" : "");
+  for (gsize i = 0; i < MIN (size, 16); i++)
+    g_string_append_printf (dbg, " %02x", data[i]);
+  self->fatal = TRUE;
+  gst_element_message_full (GST_ELEMENT (self), GST_MESSAGE_ERROR, GST_STREAM_ERROR, code,
+      g_strdup (msg), g_string_free (dbg, FALSE), __FILE__, GST_FUNCTION, __LINE__);
+  return GST_FLOW_ERROR;
+}
+
 /* Raw input: hand the base class one frame unit at a time; consume headers here. */
 static GstFlowReturn
 gst_wai_dec_parse (GstVideoDecoder * vdec, GstVideoCodecFrame * frame, GstAdapter * adapter,
@@ -445,6 +473,7 @@ gst_wai_dec_parse (GstVideoDecoder * vdec, GstVideoCodecFrame * frame, GstAdapte
 
   if (avail == 0)
     return GST_VIDEO_DECODER_FLOW_NEED_DATA;
+  self->got_data = TRUE;
   if (self->fatal) {
     gst_adapter_flush (adapter, avail);
     return GST_FLOW_ERROR;
@@ -476,11 +505,24 @@ gst_wai_dec_parse (GstVideoDecoder * vdec, GstVideoCodecFrame * frame, GstAdapte
     return GST_FLOW_ERROR;
   }
 
-  /* spec 2: a stream starts with its sequence header; failing early also spares
-   * gst-launch a race between an error at EOS and the sink prerolling on that EOS */
-  if (!self->seqhdr && (u.offset > 0 || at_eos))
-    return gst_wai_dec_not_wai (self, u.offset > 0 ? "bytes that are no unit" :
-        "the stream ends inside its first unit");
+  /* spec 2: a stream starts with its sequence header (so without one, these bytes are the
+   * start of the stream): say what is wrong with it */
+  if (!self->seqhdr && (u.offset > 0 || at_eos)) {
+    GstFlowReturn ret;
+    gchar msg[256];
+    gint code;
+
+    data = gst_adapter_map (adapter, avail);
+    if (!gst_wai_bad_stream_start (data, avail, at_eos, &code, msg, sizeof (msg))) {
+      code = GST_STREAM_ERROR_WRONG_TYPE;       /* (not expected: the unit finder skipped it) */
+      g_strlcpy (msg, "This is not a WAI stream: it does not start with a sequence header.",
+          sizeof (msg));
+    }
+    ret = gst_wai_dec_bad_start (self, code, msg, data, avail, at_eos ?
+        "at the end of the stream" : "no valid unit at offset 0");
+    gst_adapter_unmap (adapter);
+    return ret;
+  }
 
   if (u.offset > 0 && u.offset <= avail) {
     skip = u.offset;            /* bytes that cannot start a unit: damage */
@@ -551,7 +593,7 @@ gst_wai_dec_output (GstWaiDec * self, GstVideoCodecFrame * frame, const WaiPictu
 
   /* raw input has no timestamps: the frame's time is frame_index / fps (spec 2.2) */
   dur = gst_wai_dec_frame_duration (&self->info);
-  if (!GST_CLOCK_TIME_IS_VALID (frame->pts) && GST_CLOCK_TIME_IS_VALID (dur))
+  if (!GST_CLOCK_TIME_IS_VALID (frame->pts) && self->info.fps_num && self->info.fps_den)
     frame->pts = gst_util_uint64_scale ((guint64) pic->frame_index,
         GST_SECOND * (guint64) self->info.fps_den, self->info.fps_num);
   if (!GST_CLOCK_TIME_IS_VALID (frame->duration))
@@ -640,15 +682,152 @@ gst_wai_dec_flush (GstVideoDecoder * vdec)
 }
 
 /* After a fatal error, EOS goes straight on: the base class would drain (and fail) again
- * and add "no valid frames" as a second error. */
+ * and add "no valid frames" as a second error. Raw input that brought no bytes at all is an
+ * error too (the base class would let it end quietly). */
 static gboolean
 gst_wai_dec_sink_event (GstVideoDecoder * vdec, GstEvent * event)
 {
   GstWaiDec *self = GST_WAI_DEC (vdec);
 
+  if (GST_EVENT_TYPE (event) == GST_EVENT_EOS && !self->fatal && !self->got_data &&
+      !self->seqhdr && !self->pending_header && !gst_video_decoder_get_packetized (vdec)) {
+    gchar msg[256];
+    gint code;
+
+    if (gst_wai_bad_stream_start (NULL, 0, TRUE, &code, msg, sizeof (msg)))
+      gst_wai_dec_bad_start (self, code, msg, NULL, 0, "end of stream before any data");
+  }
   if (GST_EVENT_TYPE (event) == GST_EVENT_EOS && self->fatal)
     return gst_pad_push_event (GST_VIDEO_DECODER_SRC_PAD (vdec), event);
   return GST_VIDEO_DECODER_CLASS (parent_class)->sink_event (vdec, event);
+}
+
+/* Whether bytes [0, size) of a stream hold at least one intact frame unit (CRC ok). */
+static gboolean
+has_intact_frame (const guint8 * data, gsize size)
+{
+  gsize off = 0;
+  WaiUnitInfo u;
+
+  while (off < size && wai_find_unit (data + off, size - off, GST_WAI_MAX_UNIT_SIZE, &u) == 0) {
+    if (u.type == WAI_UNIT_FRAME)
+      return TRUE;
+    off += u.offset + u.size;
+  }
+  return FALSE;
+}
+
+/* Raw input from a source that can be read at random (filesrc): the start of the stream is
+ * checked here, while the element starts, before any streaming thread runs (as typefind does
+ * in pull mode): the sequence header (empty, not WAI, damaged, cut, unsupported), its model
+ * (found, valid: loaded here, once), and, for a stream of at most GST_WAI_PRECHECK_MAX bytes,
+ * whether any frame unit in it is intact. Whatever fails here fails the state change at once,
+ * with the error message posted from the thread that changes the state, never from a
+ * streaming thread racing with it: an application such as gst-launch-1.0 (1.22) quits its
+ * main loop from a bus sync handler, and loses that quit if the error comes before the loop
+ * runs; the run then never ends. Returns FALSE (error posted) if the stream cannot be decoded. */
+#define GST_WAI_PRECHECK_MAX (16u << 20)
+
+static gboolean
+gst_wai_dec_check_start (GstWaiDec * self, GstPad * pad)
+{
+  GstBuffer *buf = NULL, *rest = NULL;
+  GstMapInfo map;
+  gboolean at_eos, ok = TRUE;
+  gchar msg[256];
+  gint code;
+  gsize want = GST_WAI_UNIT_PROBE;
+  gint64 total = -1;
+  GstFlowReturn fr;
+
+  fr = gst_pad_pull_range (pad, 0, GST_WAI_UNIT_PROBE, &buf);
+  if (fr == GST_FLOW_OK && gst_buffer_get_size (buf) >= GST_WAI_UNIT_PROBE &&
+      gst_buffer_memcmp (buf, 0, "WAIS", 4) == 0) {
+    guint32 usize;
+
+    gst_buffer_extract (buf, 8, &usize, 4);
+    usize = GUINT32_FROM_LE (usize);
+    if (usize > GST_WAI_UNIT_PROBE && usize <= GST_WAI_MAX_UNIT_SIZE) {
+      gst_clear_buffer (&buf);
+      want = usize;
+      fr = gst_pad_pull_range (pad, 0, usize, &buf);
+    }
+  }
+  if (fr == GST_FLOW_EOS) {
+    buf = gst_buffer_new ();    /* an empty stream */
+  } else if (fr != GST_FLOW_OK) {
+    GST_DEBUG_OBJECT (self, "could not read the stream's start (%s): left to streaming",
+        gst_flow_get_name (fr));
+    return TRUE;
+  }
+  if (!gst_buffer_map (buf, &map, GST_MAP_READ)) {
+    gst_buffer_unref (buf);
+    return TRUE;
+  }
+  at_eos = map.size < want;     /* (a short read ends the file) */
+  if (gst_wai_bad_stream_start (map.data, map.size, at_eos, &code, msg, sizeof (msg))) {
+    gst_wai_dec_bad_start (self, code, msg, map.data, map.size, "checked when starting");
+    ok = FALSE;
+  } else if (at_eos || map.size != want) {
+    ok = TRUE;                  /* (cannot happen: a valid header is whole) */
+  } else {
+    /* the header and its model, as the first buffer would bring them (the streaming thread
+     * then meets the same header and skips it); errors are posted there */
+    GST_VIDEO_DECODER_STREAM_LOCK (self);
+    ok = gst_wai_dec_handle_seqhdr (self, map.data, map.size) == GST_FLOW_OK;
+    GST_VIDEO_DECODER_STREAM_UNLOCK (self);
+  }
+  gst_buffer_unmap (buf, &map);
+  gst_buffer_unref (buf);
+  if (!ok)
+    return FALSE;
+
+  /* a small stream with no intact frame would fail at its end ("no valid frames"), a few
+   * microseconds later: decide it now */
+  if (gst_pad_peer_query_duration (pad, GST_FORMAT_BYTES, &total) && total > (gint64) want
+      && total <= GST_WAI_PRECHECK_MAX &&
+      gst_pad_pull_range (pad, want, (guint) (total - (gint64) want), &rest) == GST_FLOW_OK) {
+    if (gst_buffer_map (rest, &map, GST_MAP_READ)) {
+      if (!has_intact_frame (map.data, map.size)) {
+        GST_ELEMENT_ERROR (self, STREAM, DECODE, ("The WAI stream has no intact frame: "
+                "every frame unit is damaged or missing."), ("checked when starting; %"
+                G_GINT64_FORMAT " bytes after the sequence header", total - (gint64) want));
+        self->fatal = TRUE;
+        ok = FALSE;
+      }
+      gst_buffer_unmap (rest, &map);
+    }
+    gst_buffer_unref (rest);
+  } else if (total == (gint64) want) {
+    GST_ELEMENT_ERROR (self, STREAM, DECODE, ("The WAI stream has no frame: it holds a "
+            "sequence header only."), ("checked when starting"));
+    self->fatal = TRUE;
+    ok = FALSE;
+  }
+  GST_DEBUG_OBJECT (self, "stream start checked (%" G_GINT64_FORMAT " bytes): %s", total,
+      ok ? "ok" : "refused");
+  return ok;
+}
+
+static gboolean
+gst_wai_dec_sink_activate (GstPad * pad, GstObject * parent)
+{
+  GstWaiDec *self = GST_WAI_DEC (parent);
+  GstQuery *query = gst_query_new_scheduling ();
+  gboolean pull = FALSE, ok = TRUE;
+
+  if (gst_pad_peer_query (pad, query))
+    pull = gst_query_has_scheduling_mode_with_flags (query, GST_PAD_MODE_PULL,
+        GST_SCHEDULING_FLAG_SEEKABLE);
+  gst_query_unref (query);
+
+  if (pull && gst_pad_activate_mode (pad, GST_PAD_MODE_PULL, TRUE)) {
+    ok = gst_wai_dec_check_start (self, pad);
+    gst_pad_activate_mode (pad, GST_PAD_MODE_PULL, FALSE);
+  }
+  if (!ok)
+    return FALSE;
+  return gst_pad_activate_mode (pad, GST_PAD_MODE_PUSH, TRUE);
 }
 
 static GstFlowReturn
@@ -814,4 +993,6 @@ gst_wai_dec_init (GstWaiDec * self)
   gst_video_decoder_set_packetized (vdec, FALSE);
   gst_video_decoder_set_use_default_pad_acceptcaps (vdec, TRUE);
   GST_PAD_SET_ACCEPT_TEMPLATE (GST_VIDEO_DECODER_SINK_PAD (vdec));
+  gst_pad_set_activate_function (GST_VIDEO_DECODER_SINK_PAD (vdec),
+      GST_DEBUG_FUNCPTR (gst_wai_dec_sink_activate));
 }

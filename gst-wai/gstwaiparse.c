@@ -93,7 +93,10 @@ gst_wai_parse_update_caps (GstWaiParse * self)
   gboolean ok;
   gint n, d;
 
-  if (in->fps_num <= G_MAXINT && in->fps_den <= G_MAXINT) {
+  if (GST_WAI_IS_STILL (in)) {
+    n = 0;                      /* a still picture, like an image parser's */
+    d = 1;
+  } else if (in->fps_num <= G_MAXINT && in->fps_den <= G_MAXINT) {
     n = (gint) in->fps_num;
     d = (gint) in->fps_den;
   } else {
@@ -110,6 +113,8 @@ gst_wai_parse_update_caps (GstWaiParse * self)
   ok = gst_pad_set_caps (GST_BASE_PARSE_SRC_PAD (parse), caps);
   gst_caps_unref (caps);
 
+  if (GST_WAI_IS_STILL (in))
+    return ok;                  /* no frame rate, no duration */
   gst_base_parse_set_frame_rate (parse, in->fps_num, in->fps_den, 0, 0);
   if (in->frame_count > 0)
     gst_base_parse_set_duration (parse, GST_FORMAT_TIME, (gint64)
@@ -140,7 +145,8 @@ gst_wai_parse_handle_seqhdr (GstWaiParse * self, const guint8 * data, gsize size
   gst_clear_buffer (&self->seqhdr);
   self->seqhdr = gst_buffer_new_memdup (data, size);
   self->info = info;
-  self->frame_dur = gst_util_uint64_scale (GST_SECOND, info.fps_den, info.fps_num);
+  self->frame_dur = GST_WAI_IS_STILL (&info) ? GST_CLOCK_TIME_NONE :
+      gst_util_uint64_scale (GST_SECOND, info.fps_den, info.fps_num);
   *caps_failed = !gst_wai_parse_update_caps (self);
   return TRUE;
 }
@@ -191,16 +197,25 @@ gst_wai_parse_handle_frame (GstBaseParse * parse, GstBaseParseFrame * frame, gin
   r = wai_find_unit (map.data, map.size, GST_WAI_MAX_UNIT_SIZE, &u);
 
   if (r == WAI_ERR_AGAIN || (r == 0 && u.offset > 0)) {
-    gst_buffer_unmap (buf, &map);
-    /* spec 2: a stream starts with its sequence header. Failing at once (rather than with
-     * "no valid frames" at EOS) also spares gst-launch a race with the sink's preroll. */
+    /* spec 2: a stream starts with its sequence header: say what is wrong with it */
     if (!self->seqhdr && frame->offset == 0 && (u.offset > 0 ||
             GST_BASE_PARSE_DRAINING (parse))) {
+      gchar msg[256];
+      gint code;
+
+      if (!gst_wai_bad_stream_start (map.data, map.size, GST_BASE_PARSE_DRAINING (parse),
+              &code, msg, sizeof (msg))) {
+        code = GST_STREAM_ERROR_WRONG_TYPE;     /* (not expected: the finder skipped it) */
+        g_strlcpy (msg, "This is not a WAI stream: it does not start with a sequence "
+            "header.", sizeof (msg));
+      }
+      gst_buffer_unmap (buf, &map);
       self->fatal = TRUE;
-      GST_ELEMENT_ERROR (self, STREAM, WRONG_TYPE,
-          ("This is not a WAI stream: it does not start with a sequence header."), (NULL));
+      gst_element_message_full (GST_ELEMENT (self), GST_MESSAGE_ERROR, GST_STREAM_ERROR, code,
+          g_strdup (msg), NULL, __FILE__, GST_FUNCTION, __LINE__);
       return GST_FLOW_ERROR;
     }
+    gst_buffer_unmap (buf, &map);
     if (u.offset > 0 && u.offset <= map.size) {
       *skipsize = (gint) u.offset;      /* cannot start a unit: resync */
       gst_wai_parse_damage (self, frame, u.offset);

@@ -49,6 +49,31 @@ expect 0 "embedded model needs no path" -- env WAI_MODEL_PATH="$tmp/empty" "$wai
 expect 1 "memory budget too small" -- "$wai" decode --max-memory 100000 "$vdir/v01-64x64.wai" --sha256
 expect 3 "missing input file" -- "$wai" decode "$tmp/nope.wai" --sha256
 expect 3 "unwritable output" -- "$wai" decode "$vdir/v01-64x64.wai" -o "$tmp/nodir/a.png"
+# what the first bytes say: not WAI at all (a PNG named .wai), an empty file (issue 14)
+printf '\211PNG\r\n\032\n\000\000\000\rIHDR\000\000\000\001\000\000\000\001\010\002\000\000\000' > "$tmp/pic.wai"
+expect 1 "a PNG named .wai" -- "$wai" decode "$tmp/pic.wai" --sha256
+check "it is named as not a WAI stream" -- grep -q "invalid bitstream: not a WAI stream" "$tmp/err"
+check "no resynchronisation noise for it" -- test -z "$(grep resynchronising "$tmp/err")"
+expect 1 "info on a PNG named .wai" -- "$wai" info "$tmp/pic.wai"
+check "info names it as not a WAI stream" -- grep -q "not a WAI stream" "$tmp/err"
+: > "$tmp/empty.wai"
+expect 1 "an empty file" -- "$wai" decode "$tmp/empty.wai" --sha256
+check "it is named as empty" -- grep -q "the stream is empty" "$tmp/err"
+
+# -o /dev/null (a device or FIFO): accepted, every frame decoded (timing a decode)
+expect 0 "decode to /dev/null" -- "$wai" decode "$vdir/v09-video-3x64x48.wai" -o /dev/null
+expect 0 "decode to /dev/null with --sha256" -- "$wai" decode "$vdir/v09-video-3x64x48.wai" -o /dev/null --sha256
+check "/dev/null output: the pinned hash of all frames" -- grep -q "$(pinned v09-video-3x64x48.wai)" "$tmp/out"
+
+# a PNG pattern names files by frame index: a damaged frame leaves a gap, the rest keep their
+# names (and pictures)
+off=$("$wai" info "$vdir/v09-video-3x64x48.wai" | awk '$1 == "frame" && $2 == 1 && $3 == "at" { sub(":", "", $4); print $4 }')
+cp "$vdir/v09-video-3x64x48.wai" "$tmp/dmg.wai"
+printf '\377' | dd of="$tmp/dmg.wai" bs=1 seek=$((off + 40)) conv=notrunc 2>/dev/null
+expect 1 "PNG pattern of a stream whose frame 1 is damaged" -- "$wai" decode "$tmp/dmg.wai" -o "$tmp/d-%03d.png"
+check "frames 0 and 2 keep their names, frame 1 leaves a gap" -- test -f "$tmp/d-000.png" -a ! -f "$tmp/d-001.png" -a -f "$tmp/d-002.png" -a ! -f "$tmp/d-003.png"
+check "d-002.png is frame 2" -- cmp -s "$tmp/f-002.png" "$tmp/d-002.png"
+
 printf 'v01-64x64.wai 0000000000000000000000000000000000000000000000000000000000000000 1 64x64\n' > "$tmp/bad-manifest.txt"
 cp "$vdir/v01-64x64.wai" "$tmp/"
 expect 1 "verify detects a wrong hash" -- "$wai" verify "$tmp/bad-manifest.txt"

@@ -348,6 +348,7 @@ static void test_eos_and_limits(void)
     CHECK_EQ(wai_send_data(d, b.data + 96, 60), 0);
     CHECK_EQ(wai_get_picture(d, &pic), WAI_ERR_BITSTREAM);
     CHECK(strstr(wai_decoder_last_error(d), "offset 0") != NULL);
+    CHECK(strstr(wai_decoder_last_error(d), "not a WAI stream") != NULL);   /* (the first bytes) */
     CHECK_EQ(wai_get_picture(d, &pic), WAI_ERR_BITSTREAM);   /* the frame: no header */
     CHECK(strstr(wai_decoder_last_error(d), "offset 28") != NULL);
     CHECK_EQ(wai_get_picture(d, &pic), WAI_ERR_AGAIN);

@@ -256,8 +256,10 @@ static void decode_file(const char *file, const WaiSettings *s, int quiet, Pictu
     }
     static uint8_t buf[CHUNK];
     size_t n;
+    uint64_t total = 0;
     int stop = 0;
     while (!stop && (n = fread(buf, 1, sizeof(buf), f)) > 0) {
+        total += n;
         /* pictures are fetched after every chunk, so the buffer never fills up (it holds at
          * most one partial unit): any error here is final (a header that cannot be used) */
         r = wai_send_data(d, buf, n);
@@ -280,7 +282,8 @@ static void decode_file(const char *file, const WaiSettings *s, int quiet, Pictu
     }
     WaiSequenceInfo info;
     if (!res->err && !res->sink_failed && wai_decoder_get_sequence_info(d, &info) == WAI_ERR_AGAIN)
-        note_error(res, file, quiet, WAI_ERR_BITSTREAM, "invalid bitstream: no sequence header");
+        note_error(res, file, quiet, WAI_ERR_BITSTREAM, total ? "invalid bitstream: no sequence header"
+                   : "invalid bitstream: the stream is empty (no sequence header)");
     wai_decoder_close(&d);
     if (!use_stdin) fclose(f);
 }
@@ -374,6 +377,7 @@ typedef struct DecodeCtx {
     int hash;
     struct sha256_ctx sha;
     unsigned n;
+    int64_t last_index;      /* OUT_PNG_PATTERN: the frame_index of the last file written */
     uint8_t *first;          /* OUT_PNG: the single picture, written at the end */
     ptrdiff_t first_stride;
     uint32_t first_w, first_h;
@@ -434,8 +438,14 @@ static int on_decoded(void *opaque, WaiDecoder *d, const WaiPicture *pic)
             }
         }
     } else if (c->kind == OUT_PNG_PATTERN) {
+        /* named by the frame's index in the stream: a frame lost to damage leaves a gap
+         * instead of shifting the names of the frames after it */
         char name[4096];
-        format_pattern(name, sizeof(name), c->out, c->n);
+        format_pattern(name, sizeof(name), c->out, pic->frame_index);
+        if ((int64_t)pic->frame_index <= c->last_index)
+            errmsg(c->out, "frame index %u after %" PRId64 " (out of sequence): %s may replace "
+                   "an earlier frame's file", pic->frame_index, c->last_index, name);
+        c->last_index = pic->frame_index;
         if (write_png(name, pic->data, pic->stride, pic->width, pic->height)) return -1;
     } else if (c->kind == OUT_PNG) {
         if (c->first) {
@@ -466,9 +476,11 @@ static void decode_usage(FILE *f)
         "usage: wai decode IN.wai [-o OUT] [--sha256] [options]\n"
         "Decode a WAI stream (IN '-' reads stdin).\n"
         "  -o OUT              OUT.png: one frame as PNG; a pattern like out-%%03d.png: one PNG\n"
-        "                      per frame (numbered from 0); OUT.rgb or '-': raw RGB24 of all\n"
-        "                      frames concatenated ('-' is stdout); OUT.y4m: all frames as\n"
-        "                      Y4M 4:4:4 (YCbCr BT.601 full range, converted from the RGB)\n"
+        "                      per frame, named by the frame's index in the stream (from 0; a\n"
+        "                      frame lost to damage leaves a gap); OUT.rgb or '-': raw RGB24 of\n"
+        "                      all frames concatenated ('-' is stdout); OUT.y4m: all frames as\n"
+        "                      Y4M 4:4:4 (YCbCr BT.601 full range, converted from the RGB);\n"
+        "                      a device or FIFO (e.g. /dev/null, to time a decode): raw RGB24\n"
         "  --sha256            print the SHA-256 of all decoded RGB bytes (spec section 8)\n"
         "%s"
         "  -h, --help          this help\n", common_help);
@@ -481,6 +493,7 @@ static int cmd_decode(int argc, char **argv)
     const char *in = NULL;
     DecodeCtx c;
     memset(&c, 0, sizeof(c));
+    c.last_index = -1;
     for (int i = 0; i < argc; i++) {
         int missing = 0;
         const char *v;
@@ -517,7 +530,10 @@ static int cmd_decode(int argc, char **argv)
     }
     if (c.out) {
         int pat = check_pattern(c.out);
+        struct stat st;
         if (!strcmp(c.out, "-")) c.kind = OUT_RAW;
+        else if (!stat(c.out, &st) && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))
+            c.kind = OUT_RAW;   /* /dev/null, a FIFO, a terminal: the raw frames go there */
         else if (pat < 0) {
             errmsg(c.out, "bad file pattern: use exactly one %%d (e.g. out-%%03d.png)");
             return EXIT_USAGE;
@@ -710,6 +726,13 @@ static int cmd_info(int argc, char **argv)
     uint64_t skip_at = 0, skip_len = 0, first_type = 0;
     int rc = 0, in_trunc = 0;
     int64_t last_index = -1;
+    /* the first bytes, to tell "not WAI at all" from a damaged header */
+    uint8_t head[4];
+    size_t nhead = 0;
+    if (!reader_fill(&r, sizeof(head))) {
+        nhead = r.len < sizeof(head) ? r.len : sizeof(head);
+        if (nhead) memcpy(head, r.buf, nhead);
+    }
     for (;;) {
         WaiUnitInfo u;
         /* nothing read yet: no pointer arithmetic on the NULL buffer */
@@ -763,7 +786,18 @@ static int cmd_info(int argc, char **argv)
         printf("summary: %u sequence header%s, %u frame%s, %u damaged region%s\n", headers,
                headers == 1 ? "" : "s", frames, frames == 1 ? "" : "s", damaged, damaged == 1 ? "" : "s");
         if (!headers || first_type != WAI_UNIT_SEQUENCE_HEADER) {
-            errmsg(in, "the stream does not start with a valid sequence header");
+            if (!nhead) {
+                errmsg(in, "the stream is empty (no sequence header)");
+            } else if (memcmp(head, "WAIS", nhead) && memcmp(head, "WAIF", nhead)) {
+                char hex[16] = "";
+                size_t len = 0;
+                for (size_t k = 0; k < nhead; k++)
+                    len += (size_t)snprintf(hex + len, sizeof(hex) - len, "%s%02x", k ? " " : "", head[k]);
+                errmsg(in, "not a WAI stream: it does not start with a sequence header (\"WAIS\"; "
+                       "its first bytes are %s)", hex);
+            } else {
+                errmsg(in, "the stream does not start with a valid sequence header");
+            }
             rc = EXIT_INPUT;
         } else if (damaged) {
             rc = EXIT_INPUT;

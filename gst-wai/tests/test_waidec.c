@@ -212,7 +212,11 @@ check_output (GstHarness * h, const Ref * ref, guint n_out, const guint * frame_
   fail_unless_equals_int (GST_VIDEO_INFO_FORMAT (&vinfo), GST_VIDEO_FORMAT_RGB);
   fail_unless_equals_int (GST_VIDEO_INFO_WIDTH (&vinfo), ref->w);
   fail_unless_equals_int (GST_VIDEO_INFO_HEIGHT (&vinfo), ref->h);
-  if (ref->info.fps_num <= G_MAXINT) {
+  if (ref->info.frame_count == 1) {
+    /* a still picture: framerate 0/1, as pngdec and jpegdec give */
+    fail_unless_equals_int (GST_VIDEO_INFO_FPS_N (&vinfo), 0);
+    fail_unless_equals_int (GST_VIDEO_INFO_FPS_D (&vinfo), 1);
+  } else if (ref->info.fps_num <= G_MAXINT) {
     fail_unless_equals_int (GST_VIDEO_INFO_FPS_N (&vinfo), ref->info.fps_num);
     fail_unless_equals_int (GST_VIDEO_INFO_FPS_D (&vinfo), ref->info.fps_den);
   }
@@ -234,7 +238,8 @@ check_output (GstHarness * h, const Ref * ref, guint n_out, const guint * frame_
     }
     gst_video_frame_unmap (&vf);
     fail_unless_equals_uint64 (GST_BUFFER_PTS (buf), ref_pts (ref, ref->index[f]));
-    fail_unless_equals_uint64 (GST_BUFFER_DURATION (buf), ref_pts (ref, 1));
+    fail_unless_equals_uint64 (GST_BUFFER_DURATION (buf), ref->info.frame_count == 1 ?
+        GST_CLOCK_TIME_NONE : ref_pts (ref, 1));
     gst_buffer_unref (buf);
   }
 }
@@ -629,6 +634,81 @@ GST_START_TEST (test_garbage)
 
 GST_END_TEST;
 
+/* A stream with no bytes at all: an error (the base class would end quietly), one only. */
+GST_START_TEST (test_empty)
+{
+  Stream s = { NULL, 0 };
+  GstHarness *h = gst_harness_new ("waidec");
+  GstBus *bus = attach_bus (h);
+  Msgs m;
+
+  fail_unless_equals_int (run_raw (h, &s), GST_FLOW_OK);
+  fail_unless_equals_int (gst_harness_buffers_in_queue (h), 0);
+  m = collect (bus);
+  fail_unless_equals_int (m.errors, 1);
+  fail_unless (m.domain == GST_STREAM_ERROR);
+  fail_unless (strstr (m.text, "no data") != NULL, "%s", m.text);
+  g_free (m.text);
+  gst_object_unref (bus);
+  gst_harness_teardown (h);
+}
+
+GST_END_TEST;
+
+/* A sequence header whose CRC does not match: waidec and waiparse say so (not "this is not a
+ * WAI stream"); the start of a PNG is "not a WAI stream". */
+static void
+check_bad_start (const gchar * element, const Stream * s, GQuark domain, gint code,
+    const gchar * want)
+{
+  GstHarness *h = gst_harness_new (element);
+  GstBus *bus = attach_bus (h);
+  GstFlowReturn ret;
+  Msgs m;
+
+  gst_harness_set_src_caps_str (h, "video/x-wai");
+  {
+    GstSegment seg;
+
+    gst_segment_init (&seg, GST_FORMAT_BYTES);
+    fail_unless (gst_harness_push_event (h, gst_event_new_segment (&seg)));
+  }
+  ret = push_chunked (h, s);
+  if (ret == GST_FLOW_OK)       /* (the parser may need the end to decide) */
+    gst_harness_push_event (h, gst_event_new_eos ());
+  fail_unless_equals_int (gst_harness_buffers_in_queue (h), 0);
+  m = collect (bus);
+  fail_unless (m.errors >= 1, "%s: no error", element);
+  fail_unless (m.domain == domain, "%s: %s", element, m.text);
+  fail_unless_equals_int (m.code, code);
+  fail_unless (strstr (m.text, want) != NULL, "%s: %s", element, m.text);
+  g_free (m.text);
+  gst_object_unref (bus);
+  gst_harness_teardown (h);
+}
+
+GST_START_TEST (test_bad_start_messages)
+{
+  Stream s = load_data ("gst-multi.wai");
+  static const guint8 png[] = { 0x89, 'P', 'N', 'G', 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 0x0d,
+    'I', 'H', 'D', 'R', 0, 0, 0, 1, 0, 0, 0, 1, 8, 2, 0, 0, 0
+  };
+  Stream p = { (guint8 *) png, sizeof (png) };
+
+  s.data[20] ^= 0xff;           /* a header field: the header's CRC no longer matches */
+  check_bad_start ("waidec", &s, GST_STREAM_ERROR, GST_STREAM_ERROR_DECODE,
+      "sequence header is damaged (CRC mismatch)");
+  check_bad_start ("waiparse", &s, GST_STREAM_ERROR, GST_STREAM_ERROR_DECODE,
+      "sequence header is damaged (CRC mismatch)");
+  check_bad_start ("waidec", &p, GST_STREAM_ERROR, GST_STREAM_ERROR_WRONG_TYPE,
+      "This is not a WAI stream");
+  check_bad_start ("waiparse", &p, GST_STREAM_ERROR, GST_STREAM_ERROR_WRONG_TYPE,
+      "This is not a WAI stream");
+  stream_free (&s);
+}
+
+GST_END_TEST;
+
 /* A stream cut inside its last frame: the whole frames decode, a warning for the rest. */
 GST_START_TEST (test_truncated)
 {
@@ -831,6 +911,8 @@ waidec_suite (void)
   tcase_add_test (tc, test_corrupt_max_errors);
   tcase_add_test (tc, test_missing_model);
   tcase_add_test (tc, test_garbage);
+  tcase_add_test (tc, test_empty);
+  tcase_add_test (tc, test_bad_start_messages);
   tcase_add_test (tc, test_truncated);
   tcase_add_test (tc, test_flush);
   tcase_add_test (tc, test_properties);

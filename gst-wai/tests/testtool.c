@@ -5,6 +5,10 @@
  *                                            width*3 bytes, no padding; prints "<frames> <W>x<H>"
  *   gst-wai-testtool strip W H IN OUT        drop GStreamer's RGB row padding (rows of W*3
  *                                            bytes padded to a multiple of 4)
+ *   gst-wai-testtool damage IN OUT SEED      a copy of IN with 1 to 3 bytes changed at places
+ *                                            drawn from SEED (one in four copies has one of
+ *                                            them in the first 100 bytes: the header); prints
+ *                                            the offsets changed
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -85,12 +89,61 @@ static int strip(unsigned w, unsigned h, const char *in, const char *out)
     return rc;
 }
 
+/* xorshift64*: the same damage for the same seed on every machine */
+static uint64_t next_rand(uint64_t *st)
+{
+    *st ^= *st >> 12;
+    *st ^= *st << 25;
+    *st ^= *st >> 27;
+    return *st * 2685821657736338717ull;
+}
+
+static int damage(const char *in, const char *out, unsigned long long seed)
+{
+    FILE *f = fopen(in, "rb");
+    if (!f) {
+        fprintf(stderr, "gst-wai-testtool: cannot open %s\n", in);
+        return 1;
+    }
+    uint8_t *buf = NULL;
+    size_t size = 0, cap = 0, n;
+    do {
+        if (size == cap) {
+            cap = cap ? 2 * cap : 65536;
+            uint8_t *b = realloc(buf, cap);
+            if (!b) return 1;
+            buf = b;
+        }
+        n = fread(buf + size, 1, cap - size, f);
+        size += n;
+    } while (n > 0);
+    fclose(f);
+    if (!size) return 1;
+    uint64_t st = seed * 0x9E3779B97F4A7C15ull + 1;
+    unsigned edits = 1 + (unsigned)(next_rand(&st) % 3);
+    int head = next_rand(&st) % 4 == 0;
+    for (unsigned k = 0; k < edits; k++) {
+        size_t at = (size_t)(next_rand(&st) % (k == 0 && head && size > 100 ? 100 : size));
+        buf[at] ^= (uint8_t)(1 + next_rand(&st) % 255);   /* never 0: the byte changes */
+        printf("%s%zu", k ? " " : "", at);
+    }
+    printf("\n");
+    FILE *o = fopen(out, "wb");
+    int rc = !o || fwrite(buf, 1, size, o) != size;
+    if (o && fclose(o)) rc = 1;
+    free(buf);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc == 5 && !strcmp(argv[1], "damage"))
+        return damage(argv[2], argv[3], strtoull(argv[4], NULL, 10));
     if (argc == 4 && !strcmp(argv[1], "decode")) return decode(argv[2], argv[3]);
     if (argc == 6 && !strcmp(argv[1], "strip"))
         return strip((unsigned)strtoul(argv[2], NULL, 10), (unsigned)strtoul(argv[3], NULL, 10),
                      argv[4], argv[5]);
-    fprintf(stderr, "usage: gst-wai-testtool decode IN.wai OUT.rgb | strip W H IN OUT\n");
+    fprintf(stderr, "usage: gst-wai-testtool decode IN.wai OUT.rgb | strip W H IN OUT | "
+            "damage IN OUT SEED\n");
     return 2;
 }

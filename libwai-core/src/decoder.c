@@ -310,6 +310,17 @@ static int next_unit(WaiDecoder *d, int *type, size_t *n)
         int t = start_code(p, avail);
         if (t < 0) {
             d->resync = 1;
+            if (d->offset == 0 && !d->have_hdr && !d->hdr_size && !d->hdr_err) {
+                /* the very first bytes: most likely some other kind of file */
+                char hex[16] = "";
+                size_t len = 0;
+                for (size_t k = 0; k < avail && k < 4; k++)
+                    len += (size_t)snprintf(hex + len, sizeof(hex) - len, "%s%02x", k ? " " : "",
+                                            p[k]);
+                return fail(d, WAI_ERR_BITSTREAM, "not a WAI stream: it does not start with a "
+                            "sequence header (no unit starts at offset 0; its first bytes are %s)",
+                            hex);
+            }
             return fail(d, WAI_ERR_BITSTREAM, "no unit starts at offset %llu; resynchronising",
                         (unsigned long long)d->offset);
         }
