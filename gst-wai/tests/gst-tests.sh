@@ -358,14 +358,17 @@ mode_encode() {
             { cat "$tmp/log" >&2; fail "missing model: message does not say so"; }
         ok
     fi
-    # quality 8 is not shipped: the same clear error
+    # a quality without a pair in model-dir (a directory with pairs 1 and 3 only, so the check
+    # does not depend on which qualities are committed): the same clear error
+    mkdir -p "$tmp/some"
+    ln -sf "$m/wai-q1.whm" "$m/wai-q1.ana" "$m/wai-q3.whm" "$m/wai-q3.ana" "$tmp/some/"
     # shellcheck disable=SC2086
-    "$launcher" $src ! videoconvert ! waienc model-dir="$m" quality=8 ! fakesink \
+    "$launcher" $src ! videoconvert ! waienc model-dir="$tmp/some" quality=8 ! fakesink \
         > "$tmp/log" 2>&1
     rc=$?
     if crashed "$rc" || [ "$rc" -eq 0 ]; then fail "quality=8: status $rc"; else
         grep -q 'wai-q8' "$tmp/log" || fail "quality=8: message lacks wai-q8"
-        grep -q 'qualities with a model pair there: 1, 3, 5, 7' "$tmp/log" ||
+        grep -q 'qualities with a model pair there: 1, 3\.' "$tmp/log" ||
             { cat "$tmp/log" >&2; fail "quality=8: message does not list the qualities"; }
         ok
     fi
