@@ -167,6 +167,10 @@ class Job:
         if (ck["N"], ck["M"]) != (args.N, args.M):
             raise SystemExit("%s has N=%d M=%d, asked N=%d M=%d"
                              % (self.ckpt, ck["N"], ck["M"], args.N, args.M))
+        if "opt" not in ck:
+            raise SystemExit("%s is a weights-only checkpoint (compact-checkpoint.py "
+                             "--weights-only): it exports, and starts new models with "
+                             "--init-from, but does not resume" % self.ckpt)
         self.model.load_state_dict(ck["model"])
         self.opt.load_state_dict(ck["opt"])
         self.aux_opt.load_state_dict(ck["aux_opt"])
