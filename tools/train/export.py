@@ -343,7 +343,8 @@ def main():
                                  epilog="--self-test: check the deconv layout and exit")
     ap.add_argument("checkpoint")
     ap.add_argument("-o", "--output", required=True, help="path without extension")
-    ap.add_argument("--name", help="WHM1 name field (default wai-q<Q>-n<N>m<M> it<I>)")
+    ap.add_argument("--name", help="WHM1 name field (default wai-q<Q>-n<N>m<M> it<I>; a "
+                    "fine-tune: wai-q<Q>-n<N>m<M> <base> it<B> + it<I>)")
     ap.add_argument("--check-ytables", metavar="WHM",
                     help="compare the y tables with those of a wai-mkmodel file and exit")
     a = ap.parse_args()
@@ -361,6 +362,9 @@ def main():
     sd = ck["model"]
     n, m = int(ck["N"]), int(ck["M"])
     name = a.name or "wai-q%d-n%dm%d it%d" % (ck["quality"], n, m, ck["iteration"])
+    if not a.name and ck.get("init"):   # a fine-tune: the base's iterations, then its own
+        name = "wai-q%d-n%dm%d %s it%d + it%d" % (ck["quality"], n, m, ck["init"]["name"],
+                                                  ck["init"]["iteration"], ck["iteration"])
     whm, _ = write_whm1(sd, n, m, name)
     sha = hashlib.sha256(whm).digest()
     ana = write_ana(sd, n, m, name, sha)

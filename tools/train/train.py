@@ -137,8 +137,12 @@ class Job:
             self.init_note = " init-from %s (%s iteration %d, lambda %g)" % (
                 os.path.relpath(args.init_from, args.out), ck.get("name", "q%d" % ck["quality"]),
                 ck["iteration"], ck["lambda"])
+            # where a fine-tune started (kept in its checkpoints; export.py names it)
+            self.init_info = {"name": ck.get("name", "q%d" % ck["quality"]),
+                              "iteration": int(ck["iteration"]), "lambda": float(ck["lambda"])}
         else:
             self.init_note = ""
+            self.init_info = None
         self.model = self.model.to(self.device)
         if args.channels_last:
             self.model = self.model.to(memory_format=torch.channels_last)
@@ -172,6 +176,7 @@ class Job:
                              "--weights-only): it exports, and starts new models with "
                              "--init-from, but does not resume" % self.ckpt)
         self.model.load_state_dict(ck["model"])
+        self.init_info = ck.get("init")
         self.opt.load_state_dict(ck["opt"])
         self.aux_opt.load_state_dict(ck["aux_opt"])
         self.iteration = ck["iteration"]
@@ -192,7 +197,7 @@ class Job:
             "model": self.model.state_dict(), "opt": self.opt.state_dict(),
             "aux_opt": self.aux_opt.state_dict(),
             "rng": {"torch": self.gen.get_state(), "numpy": self.rng.bit_generator.state},
-            "device": self.device.type,
+            "device": self.device.type, "init": self.init_info,
         }, self.ckpt)
 
     def step(self, sampler, args):
