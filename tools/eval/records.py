@@ -57,6 +57,21 @@ def load(data):
     return d
 
 
+def model_names(d):
+    """The WHM1 names of the models the readings were made with (machine.tsv model_name_q<N>,
+    written by run-all.sh), or None for readings made before that key existed."""
+    m = d["machine"]
+    keys = sorted((k for k in m if k.startswith("model_name_q")), key=lambda k: int(k[12:]))
+    return [m[k] for k in keys] or None
+
+
+def training_note(d, old):
+    """What the readings' models were: their WHM1 names (base, fine-tune iterations), else
+    OLD, the wording of readings made with the first ~2500-iteration models."""
+    names = model_names(d)
+    return old if names is None else "models " + "; ".join("`%s`" % n for n in names)
+
+
 def pct(v, nd=2):
     if v is None:
         return "n/a"
@@ -187,8 +202,9 @@ def render_determinism(d):
            "both sides: what the integer transforms cost). The last two compare the real integer "
            "streams with the float model's own rate estimate (-log2 likelihood, continuous "
            "scales, no container, z around its learnt medians), the comparison a paper would "
-           "make; a negative figure there means the real streams are smaller than the young "
-           "model's own estimate, although the 136 container bytes count against them. Why was "
+           "make; a negative figure there means the real streams are smaller than the "
+           + ("young " if model_names(d) is None else "") + "model's own estimate, although "
+           "the 136 container bytes count against them. Why was "
            "not measured here; two candidates: the 64 tables round every scale up to the next "
            "table scale (wider than predicted), and an outlier costs the likelihood up to "
            "log2(1e9) = 30 bits (its floor) but a table escape about 16 + 4 + 4n bits.", "",
@@ -196,11 +212,12 @@ def render_determinism(d):
     for p in pics:
         out.append("| %s | %s | %s |" % (p, pct3(bd_p[p]), pct3(bd_m[p])))
     nonmono = [p for p in pics if np.any(np.diff(fi[p][1]) <= 0) or np.any(np.diff(ff[p][1]) <= 0)]
-    out += ["", "Not monotone: for %d of %d pictures (%s) the PSNR of a higher quality "
-            "(more bits) is not above that of the next lower one, on one side or both (a young "
-            "model). The BD-rate still takes the points sorted by quality; with such curves it "
-            "is a rougher figure than usual." % (len(nonmono), len(pics), ", ".join(nonmono) or
-                                                 "none")]
+    young = " (a young model)" if model_names(d) is None else ""
+    out += ["", ("Not monotone: for %d of %d pictures (%s) the PSNR of a higher quality "
+                 "(more bits) is not above that of the next lower one, on one side or both%s. "
+                 "The BD-rate still takes the points sorted by quality; with such curves it "
+                 "is a rougher figure than usual.") % (len(nonmono), len(pics),
+                                                      ", ".join(nonmono) or "none", young)]
     out += ["", "Per quality (mean over the pictures; Δ = integer − float, median [min, max] over "
             "the pictures):", "",
             "| quality | bpp integer | bpp float | Δ bits | PSNR integer | PSNR float | Δ PSNR dB "
@@ -236,9 +253,10 @@ def render_determinism(d):
                                             int(np.median(yd)), min(yd), max(yd)),
             "", "## Not measured", "",
             "- Other pictures or sizes than the six 512-wide evaluation pictures; qualities "
-            "other than %s; longer-trained models (these are ~2500-iteration checkpoints; the "
+            "other than %s; other training states (these readings: %s; the "
             "cost of 12-bit weights may change as training goes on)." %
-            ", ".join("q%d" % q for q in quals),
+            (", ".join("q%d" % q for q in quals),
+             training_note(d, "~2500-iteration checkpoints")),
             "- The float model's own entropy coder (CompressAI's range coder with its own CDFs) "
             "was not run: the likelihood rows use its ideal rate estimate, not a real stream.",
             "- A float decode on a GPU or another CPU; decode speed.", "", FOOT, ""]
@@ -454,8 +472,9 @@ def render_classic(d):
             if x is not None]
     worse = sum(1 for x in allx if x > 0)
     out += ["", "Plainly: in %d of %d of these point comparisons WAI needs more bits than the "
-            "classic codec for the same quality (these are young models, ~2500 training "
-            "iterations at N=64/M=96)." % (worse, len(allx)),
+            "classic codec for the same quality (%s)." % (
+                worse, len(allx), training_note(d, "these are young models, ~2500 training "
+                                                   "iterations at N=64/M=96")),
             "", "## Not measured", "",
             "- 4:4:4 JPEG/AVIF, other encoder speeds or tunings (e.g. `cjpeg -dct float`, "
             "`cwebp -m 6`, AVIF `--tune ssim`), JPEG XL, HEIC, video codecs.",

@@ -52,6 +52,11 @@ deb() { dpkg-query -W -f='${Version}' "$1" 2>/dev/null || echo unknown; }
     printf 'avifenc\t%s\n' "$(avifenc --version 2>&1 | head -1)"
     printf 'vulkan_device\t%s\n' "$(vulkaninfo --summary 2>/dev/null | sed -n 's/^[[:space:]]*deviceName[[:space:]]*=[[:space:]]*//p' | head -1)"
     printf 'vulkan_driver\t%s\n' "$(vulkaninfo --summary 2>/dev/null | sed -n 's/^[[:space:]]*driverInfo[[:space:]]*=[[:space:]]*//p' | head -1)"
+    # the models' WHM1 names (bytes 16..79: quality, size, base and fine-tune iterations)
+    for f in models/wai-q*.whm; do
+        q=${f#models/wai-q}; q=${q%.whm}
+        printf 'model_name_q%s\t%s\n' "$q" "$(dd if="$f" bs=1 skip=16 count=64 2>/dev/null | tr -d '\0')"
+    done
 } > "$DATA/machine.tsv"
 {
     printf '# file\tsha256\n'
