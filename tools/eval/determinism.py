@@ -94,6 +94,13 @@ def load_net(q):
     return net
 
 
+def mean_err(ref, dec):
+    """Colour cast: per RGB channel, the decoded picture's mean minus the original's, in 8-bit
+    levels (issue 12's target: within 1.0)."""
+    return tuple(float(dec[..., c].astype(np.float64).mean() - ref[..., c].astype(np.float64).mean())
+                 for c in range(3))
+
+
 def float_side(net, m, rgb):
     """The float codec of the module docstring: (bytes, RGB8, z_sym, idx)."""
     h, w, _ = rgb.shape
@@ -177,14 +184,14 @@ def main():
             data = open(stream, "rb").read()
             irgb = load_rgb(dec)
             rd_rows.append((name, q, "integer", len(data), 8.0 * len(data) / npix,
-                            E.psnr(rgb, irgb), E.ms_ssim(rgb, irgb)))
+                            E.psnr(rgb, irgb), E.ms_ssim(rgb, irgb)) + mean_err(rgb, irgb))
             rd = W.read_stream(data, m)
             fbytes, frgb, fz, fidx = float_side(net, m, rgb)
             rd_rows.append((name, q, "float", fbytes, 8.0 * fbytes / npix,
-                            E.psnr(rgb, frgb), E.ms_ssim(rgb, frgb)))
+                            E.psnr(rgb, frgb), E.ms_ssim(rgb, frgb)) + mean_err(rgb, frgb))
             lbytes, lrgb = float_likelihood(net, m, rgb)
             rd_rows.append((name, q, "float-likelihood", lbytes, 8.0 * lbytes / npix,
-                            E.psnr(rgb, lrgb), E.ms_ssim(rgb, lrgb)))
+                            E.psnr(rgb, lrgb), E.ms_ssim(rgb, lrgb)) + mean_err(rgb, lrgb))
             diag_rows.append((name, q, hashlib.sha256(data).hexdigest(), rd["z_sym"].size,
                               int(np.sum(fz != rd["z_sym"])), rd["y_sym"].size,
                               int(np.sum(fidx != rd["y_index"]))))
@@ -205,9 +212,10 @@ def main():
                   (q, name, len(data), rd_rows[-3][5], fbytes, rd_rows[-2][5]), flush=True)
     os.makedirs(a.out, exist_ok=True)
     with open(os.path.join(a.out, "rd-wai.tsv"), "w") as f:
-        f.write("# picture\tquality\tside\tbytes\tbpp\tpsnr_db\tmsssim\n")
+        f.write("# picture\tquality\tside\tbytes\tbpp\tpsnr_db\tmsssim"
+                "\tmean_err_r\tmean_err_g\tmean_err_b\n")
         for r in rd_rows:
-            f.write("%s\t%d\t%s\t%d\t%.6f\t%.4f\t%.6f\n" % r)
+            f.write("%s\t%d\t%s\t%d\t%.6f\t%.4f\t%.6f\t%.4f\t%.4f\t%.4f\n" % r)
     with open(os.path.join(a.out, "det-diag.tsv"), "w") as f:
         f.write("# picture\tquality\tstream_sha256\tz_elements\tz_sym_differ_torch_vs_c"
                 "\ty_elements\ty_index_differ_float_vs_int\n")

@@ -397,6 +397,62 @@ def classic_figures(d):
     return res
 
 
+def targets_block(d, res):
+    """Issue 12's four targets, each with the figure it is judged by and met / not met; only
+    for readings with the colour-cast columns (mean_err_*, since 2026-12-03's session 6)."""
+    rows = [r for r in d["rd-wai"] if r["side"] == "integer"]
+    if not rows or "mean_err_r" not in rows[0]:
+        return []
+    quals = sorted({int(r["quality"]) for r in rows})
+    pics = sorted({r["picture"] for r in rows})
+    fi, ff = det_figures(d)
+    yes = lambda ok: "**met**" if ok else "not met"   # noqa: E731
+    # 1. BD-rate by PSNR against JPEG, median over the pictures with one
+    vj = [v["psnr"] for v in res["jpeg"].values() if v["psnr"] is not None]
+    med_j = float(np.median(vj)) if vj else None
+    # 2. qualities, mean rates, monotone pictures (more bits and more PSNR at each step)
+    mean_bpp = {q: float(np.mean([float(r["bpp"]) for r in rows if int(r["quality"]) == q]))
+                for q in quals}
+    mono = [p for p in pics if all(b1 > b0 and p1 > p0 for b0, b1, p0, p1 in zip(
+        fi[p][0], fi[p][0][1:], fi[p][1], fi[p][1][1:]))]
+    ok2 = (len(quals) >= 6 and min(mean_bpp.values()) <= 0.15 and max(mean_bpp.values()) >= 1.2
+           and len(mono) == len(pics))
+    # 3. colour casts: the largest |channel-mean error| over pictures and channels, per quality
+    cast = {q: max(abs(float(r[k])) for r in rows if int(r["quality"]) == q
+                   for k in ("mean_err_r", "mean_err_g", "mean_err_b")) for q in quals}
+    worst = max(cast.values())
+    # 4. the integer codec against its float model: BD-rate by PSNR, median over the pictures
+    bd_p, _ = det_bd(fi, ff)
+    vf = [v for v in bd_p.values() if v is not None]
+    med_f = float(np.median(vf)) if vf else None
+    out = ["", "## Issue 12's targets", "",
+           "| target | figure | |", "|---|---|---|",
+           "| 1. BD-rate by PSNR against JPEG <= -15 %% (median over the pictures) | %s (%d of %d "
+           "pictures have one) | %s |" % (pct(med_j) if med_j is not None else "n/a", len(vj),
+                                          len(pics), yes(med_j is not None and med_j <= -15)),
+           "| 2. >= 6 qualities from <= 0.15 to >= 1.2 bpp (means), each picture monotone | %d "
+           "qualities, %.3f to %.3f bpp; monotone: %d of %d pictures%s | %s |" % (
+               len(quals), min(mean_bpp.values()), max(mean_bpp.values()), len(mono), len(pics),
+               "" if len(mono) == len(pics) else " (not: %s)" % ", ".join(
+                   p for p in pics if p not in mono), yes(ok2)),
+           "| 3. every channel mean within 1.0 level, every picture and quality | worst %.2f "
+           "levels | %s |" % (worst, yes(worst <= 1.0)),
+           "| 4. integer codec within +1.0 %% BD-rate of its float model (median) | %s | %s |" % (
+               pct3(med_f) if med_f is not None else "n/a", yes(med_f is not None and med_f <= 1.0)),
+           "", "Per quality (integer codec; mean over the pictures, and the worst channel-mean "
+           "error over pictures and channels, decoded minus original):", "",
+           "| quality | bpp | PSNR dB | worst channel-mean error (levels) |", "|---|---|---|---|"]
+    for q in quals:
+        rq = [r for r in rows if int(r["quality"]) == q]
+        worst_r = max(rq, key=lambda r: max(abs(float(r[k])) for k in
+                                            ("mean_err_r", "mean_err_g", "mean_err_b")))
+        k = max(("mean_err_r", "mean_err_g", "mean_err_b"), key=lambda k: abs(float(worst_r[k])))
+        out.append("| q%d | %.4f | %.3f | %+.2f (%s, %s) |" % (
+            q, mean_bpp[q], float(np.mean([float(r["psnr_db"]) for r in rq])), float(worst_r[k]),
+            worst_r["picture"], "RGB"[("mean_err_r", "mean_err_g", "mean_err_b").index(k)]))
+    return out
+
+
 def render_classic(d):
     m = d["machine"]
     res = classic_figures(d)
@@ -471,6 +527,7 @@ def render_classic(d):
     allx = [x for c in res for v in res[c].values() for x in v["exc_psnr"] + v["exc_msssim"]
             if x is not None]
     worse = sum(1 for x in allx if x > 0)
+    out += targets_block(d, res)
     out += ["", "Plainly: in %d of %d of these point comparisons WAI needs more bits than the "
             "classic codec for the same quality (%s)." % (
                 worse, len(allx), training_note(d, "these are young models, ~2500 training "
