@@ -151,7 +151,8 @@ class Job:
         self.aux_opt = torch.optim.Adam(aux, lr=args.aux_lr)
         if resume:
             self._load(args)
-            log_main("%s: resumed at iteration %d from %s" % (self.name, self.iteration, self.ckpt))
+            log_main("%s: resumed at iteration %d from %s (lambda %g)"
+                     % (self.name, self.iteration, self.ckpt, self.lmbda))
         else:
             self.gen.manual_seed(seed)
             self.rng = np.random.default_rng(seed)
@@ -177,6 +178,8 @@ class Job:
                              "--init-from, but does not resume" % self.ckpt)
         self.model.load_state_dict(ck["model"])
         self.init_info = ck.get("init")
+        if not args.lmbda and "lambda" in ck:   # a model keeps its lambda when the table changes
+            self.lmbda = float(ck["lambda"])
         self.opt.load_state_dict(ck["opt"])
         self.aux_opt.load_state_dict(ck["aux_opt"])
         self.iteration = ck["iteration"]
