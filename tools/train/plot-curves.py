@@ -9,8 +9,10 @@ but driver.log) and plots, per log (one quality or the base model), PSNR against
 bpp against iterations, and the rate-distortion path (PSNR against bpp, the iteration rising
 along it). The figures are the trainer's own: bpp from the likelihoods of the rounded latents,
 PSNR of the clamped float reconstruction, means over the eval pictures (tools/train/README.md).
-A log whose model was started from another checkpoint (`init-from` on its start line) has its
-iterations counted from that start; the title says which logs were drawn. Needs
+A log whose model was started from another checkpoint (`init-from ... (NAME iteration N, ...)`
+on its start line: a fine-tune) is drawn from that checkpoint's iteration N on, so the
+fine-tunes continue the base model's curve. The logs of the first models (session 1, iteration
+~2500 each) are in logs/session1/ and not drawn unless named. Needs
 python3-matplotlib (Debian).
 """
 
@@ -27,6 +29,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 HERE = os.path.dirname(os.path.abspath(__file__))
 EVAL = re.compile(r"eval it (\d+) bpp ([0-9.]+) psnr ([0-9.]+)")
 START = re.compile(r" start N=(\d+) M=(\d+) lambda=([0-9.e-]+)")
+INIT = re.compile(r"init-from \S+ \((\S+) iteration (\d+),")
 
 
 def read_log(path):
@@ -38,8 +41,9 @@ def read_log(path):
             m = START.search(line)
             if m:
                 points = []
+                i = INIT.search(line)
                 meta = {"N": int(m.group(1)), "M": int(m.group(2)), "lambda": float(m.group(3)),
-                        "init": "init-from" in line}
+                        "init": (i.group(1), int(i.group(2))) if i else None}
                 continue
             m = EVAL.search(line)
             if m:
@@ -63,9 +67,10 @@ def main():
         if not points:
             continue
         name = os.path.splitext(os.path.basename(path))[0]
+        init = meta.get("init")
         label = "%s (lambda %g%s)" % (name, meta.get("lambda", float("nan")),
-                                      ", fine-tuned" if meta.get("init") else "")
-        it = [p[0] for p in points]
+                                      ", from %s it %d" % init if init else "")
+        it = [p[0] + (init[1] if init else 0) for p in points]
         bpp = [p[1] for p in points]
         psnr = [p[2] for p in points]
         axes[0].plot(it, psnr, marker=".", label=label)
