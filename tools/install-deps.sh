@@ -20,6 +20,11 @@ if [ "${WAI_SKIP_CROSS:-0}" != 1 ]; then
         dpkg --print-foreign-architectures | grep -qx "$a" || $SUDO dpkg --add-architecture "$a"
     done
 fi
+# The Debian packaging stage (tests/debian-packages.sh; WAI_SKIP_DEBIAN=1 skips both): the
+# packaging tools; debian/control's Build-Depends are all in the list above.
+if [ "${WAI_SKIP_DEBIAN:-0}" != 1 ]; then
+    pkgs="$pkgs debhelper lintian"
+fi
 missing=""
 for p in $pkgs; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

@@ -6,6 +6,7 @@
 #   4. libFuzzer targets for a bounded time each  (WAI_FUZZ_SECONDS, default 30; WAI_FUZZ_SEED, default 1)
 #   5. cross builds under qemu: aarch64 (NEON) and i386, bounded  (WAI_SKIP_CROSS=1 skips)
 #   6. planted faults: each must be caught by its test            (WAI_SKIP_PLANTED=1 skips)
+#   7. Debian packages: build, lintian, install, check, purge      (WAI_SKIP_DEBIAN=1 skips)
 # Ends with the line "tests: N passed, M failed" and exits non-zero on any failure.
 set -u
 cd "$(dirname "$0")/.."
@@ -100,6 +101,11 @@ WAI_FUZZ_SEED=${WAI_FUZZ_SEED:-1} run_counted "fuzz" test-logs/fuzz.log tools/fu
 
 # 6. planted faults
 [ "${WAI_SKIP_PLANTED:-0}" = 1 ] || run_counted "planted faults" test-logs/planted.log tools/planted-faults.sh
+
+# 7. Debian packages (tests/debian-packages.sh): last, because while they are installed the system
+# plugin would shadow the build tree's; the script purges them again, even on failure
+[ "${WAI_SKIP_DEBIAN:-0}" = 1 ] || run_counted "debian packages" test-logs/debian.log \
+    env WAI_DEB_LOG_DIR="$root/test-logs" tests/debian-packages.sh
 
 [ -z "$failures" ] || echo "failing stages:$failures (logs in test-logs/)"
 echo "tests: $passed passed, $failed failed"
