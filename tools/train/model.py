@@ -255,10 +255,15 @@ class MeanScaleHyperprior(nn.Module):
         return main, aux
 
 
-def rate_distortion(out, x, lmbda):
-    """Returns (loss, bpp, mse); bpp counts y and z, per pixel of x."""
+def rate_distortion(out, x, lmbda, cast_weight=0.0):
+    """Returns (loss, bpp, mse); bpp counts y and z, per pixel of x. cast_weight (train.py
+    --cast-weight) adds that many times the squared channel-mean error of each crop to the
+    distortion (MSE already holds it once): a colour cast costs more than its share of MSE."""
     n_pix = x.shape[0] * x.shape[2] * x.shape[3]
     bits = -(torch.log(out["y_lik"]).sum() + torch.log(out["z_lik"]).sum()) / math.log(2)
     bpp = bits / n_pix
     mse = F.mse_loss(out["x_hat"], x)
-    return lmbda * 255 ** 2 * mse + bpp, bpp, mse
+    dist = mse
+    if cast_weight:
+        dist = dist + cast_weight * ((out["x_hat"] - x).mean((2, 3)) ** 2).mean()
+    return lmbda * 255 ** 2 * dist + bpp, bpp, mse

@@ -79,9 +79,10 @@ def scheduled_lr(args, iteration):
 def recipe_string(args):
     sched = ",".join("%d:%g" % p for p in args.lr_schedule) if args.lr_schedule else "-"
     return ("device %s crop %d batch %d lr %g schedule %s warmup %d aux-lr %g clip %g ste %d "
-            "channels-last %d bf16 %d"
+            "channels-last %d bf16 %d%s"
             % (args.device, args.crop, args.batch, args.lr, sched, args.warmup, args.aux_lr,
-               args.clip, args.ste, args.channels_last, args.bf16))
+               args.clip, args.ste, args.channels_last, args.bf16,
+               " cast-weight %g" % args.cast_weight if args.cast_weight else ""))
 
 
 class Logger:
@@ -216,7 +217,7 @@ class Job:
         self.opt.zero_grad(set_to_none=True)
         self.aux_opt.zero_grad(set_to_none=True)
         out = self.model(x, self.gen, ste=args.ste, bf16=args.bf16)
-        loss, bpp, mse = rate_distortion(out, x, self.lmbda)
+        loss, bpp, mse = rate_distortion(out, x, self.lmbda, args.cast_weight)
         if not torch.isfinite(loss):
             # A diverging step (high lr): skip it; many in a row means the weights are gone.
             self.nonfinite += 1
@@ -303,6 +304,9 @@ def parse_args():
                     help="override the quality's lambda (one quality only)")
     ap.add_argument("--aux-lr", type=float, default=1e-3)
     ap.add_argument("--clip", type=float, default=1.0, help="grad-norm clip (0: off)")
+    ap.add_argument("--cast-weight", type=float, default=0.0,
+                    help="extra weight of each crop's squared channel-mean error (colour "
+                    "casts) in the distortion; 0: off (model.rate_distortion)")
     ap.add_argument("--chunk", type=int, default=25, help="iterations per turn")
     ap.add_argument("--log-every", type=int, default=50)
     ap.add_argument("--eval-every", type=int, default=500, help="iterations per quality")

@@ -102,7 +102,7 @@ def main():
         run([PY, os.path.join(HERE, "export.py"), ck_path, "-o", os.path.join(mdir, "wai-q%d" % q)])
         print("%s (quality %d, lambda %g, iteration %d), %d pictures of split %s:"
               % (ck_path, q, ck["lambda"], it, len(pics), a.split))
-        ratios, bpps, psnrs = [], [], []
+        ratios, bpps, psnrs, errs = [], [], [], []
         for name, png, rgb, curve in pics:
             stream = os.path.join(mdir, name + ".wai")
             run([wai, "encode", png, "-o", stream, "--quality", str(q), "--model-dir", mdir, "-q"])
@@ -113,19 +113,24 @@ def main():
             p = E.psnr(rgb, out)
             jb = jpeg_bpp_at(curve, p)
             ratio = bpp / jb if jb else float("nan")
-            cast = np.abs(out.reshape(-1, 3).mean(0) - rgb.reshape(-1, 3).astype(float).mean(0))
+            err = out.reshape(-1, 3).mean(0) - rgb.reshape(-1, 3).astype(float).mean(0)
+            cast = np.abs(err)
+            errs.append(err)
             bpps.append(bpp)
             psnrs.append(p)
             if jb:
                 ratios.append(ratio)
             print("  %-28s %dx%d  %.3f bpp %6.2f dB  JPEG at that PSNR %s  WAI/JPEG %s  "
-                  "max channel-mean error %.2f"
+                  "max channel-mean error %.2f (R G B %+.2f %+.2f %+.2f)"
                   % (name, rgb.shape[1], rgb.shape[0], bpp, p,
                      "%.3f bpp" % jb if jb else "n/a", "%.2f" % ratio if jb else "n/a",
-                     cast.max()))
+                     cast.max(), err[0], err[1], err[2]))
         print("  mean %.3f bpp %.2f dB; WAI/JPEG bits median %s over %d of %d pictures"
               % (np.mean(bpps), np.mean(psnrs),
                  "%.3f" % float(np.median(ratios)) if ratios else "n/a", len(ratios), len(pics)))
+        e = np.array(errs)
+        print("  channel-mean error (decoded - original), mean over the pictures: R G B "
+              "%+.2f %+.2f %+.2f; worst |error| %.2f" % (*e.mean(0), np.abs(e).max()))
     return 0
 
 
