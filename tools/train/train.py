@@ -53,13 +53,22 @@ def now():
 
 
 def parse_schedule(text):
-    """"0:5e-4,40000:1e-4" -> [(0, 5e-4), (40000, 1e-4)]: piecewise constant by iteration."""
-    out = []
+    """"0:5e-4,40000:1e-4" -> [(0, 5e-4), (40000, 1e-4)]: piecewise constant by iteration.
+    An entry "300s:3e-5" counts seconds of this run instead (from when the data is loaded): for
+    a stretch of fixed wall time on a machine of unknown speed (device-finetune.sh)."""
+    its, secs = [], []
     for part in text.split(","):
-        it, lr = part.split(":")
-        out.append((int(it), float(lr)))
-    out.sort()
-    return out
+        at, lr = part.split(":")
+        if at.endswith("s"):
+            secs.append((float(at[:-1]), float(lr)))
+        else:
+            its.append((int(at), float(lr)))
+    if secs and its[1:]:
+        raise SystemExit("--lr-schedule: after the first entry, use iterations or seconds, not both")
+    return sorted(its) + sorted(secs)
+
+
+RUN_START = [None]  # time.time() when training starts (the "Ns:" entries of --lr-schedule)
 
 
 def scheduled_lr(args, iteration):
@@ -68,8 +77,11 @@ def scheduled_lr(args, iteration):
     if not args.lr_schedule:
         return None
     lr = args.lr_schedule[0][1]
-    for it, v in args.lr_schedule:
-        if iteration >= it:
+    for i, (at, v) in enumerate(args.lr_schedule):
+        if isinstance(at, float):  # seconds of this run
+            if RUN_START[0] is not None and time.time() - RUN_START[0] >= at:
+                lr = v
+        elif iteration >= at:
             lr = v
     if args.warmup and iteration < args.warmup:
         lr *= (iteration + 1) / args.warmup
@@ -77,7 +89,8 @@ def scheduled_lr(args, iteration):
 
 
 def recipe_string(args):
-    sched = ",".join("%d:%g" % p for p in args.lr_schedule) if args.lr_schedule else "-"
+    sched = (",".join(("%gs:%g" if isinstance(p[0], float) else "%d:%g") % p
+                      for p in args.lr_schedule) if args.lr_schedule else "-")
     return ("device %s crop %d batch %d lr %g schedule %s warmup %d aux-lr %g clip %g ste %d "
             "channels-last %d bf16 %d%s"
             % (args.device, args.crop, args.batch, args.lr, sched, args.warmup, args.aux_lr,
@@ -364,7 +377,7 @@ def main():
     eval_images = [dataset.load_eval(r["path"]) for r in rows if r["split"] == "eval"]
     log("dataset loaded in %.1fs; eval %s" % (time.perf_counter() - t_load,
                                              " ".join("%dx%d" % a.shape[1::-1] for a in eval_images)))
-    t_start = last_save = time.time()
+    t_start = last_save = RUN_START[0] = time.time()
 
     def save_all(why):
         t = time.perf_counter()
