@@ -31,15 +31,9 @@ PY=${WAI_TRAIN_PYTHON:-python3}
 out=${OUT:?OUT is not set (the device tool sets it; here set it to a folder)}
 work=$(mktemp -d)
 mkdir -p "$work/checkpoints" "$work/logs"
-[ -f ".trainpack/pack.tsv" ] || { echo "device-finetune: no .trainpack (run pack-data.py and carry it)" >&2; exit 3; }
 [ -f "tools/train/checkpoints/$base.pt" ] || { echo "device-finetune: no checkpoint $base" >&2; exit 3; }
-device=cuda
-if ! "$PY" -c 'import sys, torch; sys.exit(0 if torch.cuda.is_available() else 1)'; then
-    [ "${WAI_DEVICE_ALLOW_CPU:-0}" = 1 ] || { echo "device-finetune: no CUDA device" >&2; exit 3; }
-    device=cpu
-fi
-"$PY" -c 'import torch; print("torch", torch.__version__, "cuda", torch.cuda.is_available(),
-    torch.cuda.get_device_name(0) if torch.cuda.is_available() else "")'
+. tools/train/device-common.sh
+device_setup device-finetune
 nq=$(echo "$qualities" | tr ',' '\n' | wc -l)
 threads=$(( $(nproc) / nq )); [ "$threads" -ge 1 ] || threads=1
 pids=()

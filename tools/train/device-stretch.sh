@@ -30,16 +30,10 @@ shift 3
 PY=${WAI_TRAIN_PYTHON:-python3}
 out=${OUT:?OUT is not set (the device tool sets it; here set it to a folder)}/train
 mkdir -p "$out/checkpoints" "$out/logs"
-[ -f ".trainpack/pack.tsv" ] || { echo "device-stretch: no .trainpack (run pack-data.py and carry it)" >&2; exit 3; }
 [ -f "tools/train/checkpoints/$name.pt" ] && cp "tools/train/checkpoints/$name.pt" "$out/checkpoints/"
 [ -f "tools/train/logs/$name.log" ] && cp "tools/train/logs/$name.log" "$out/logs/"
-device=cuda
-if ! "$PY" -c 'import sys, torch; sys.exit(0 if torch.cuda.is_available() else 1)'; then
-    [ "${WAI_DEVICE_ALLOW_CPU:-0}" = 1 ] || { echo "device-stretch: no CUDA device" >&2; exit 3; }
-    device=cpu
-fi
-"$PY" -c 'import torch; print("torch", torch.__version__, "cuda", torch.cuda.is_available(),
-    torch.cuda.get_device_name(0) if torch.cuda.is_available() else "")'
+. tools/train/device-common.sh
+device_setup device-stretch
 threads=$(( $(nproc) > 8 ? 8 : $(nproc) ))
 PYTHONUNBUFFERED=1 "$PY" tools/train/train.py --qualities "$quality" --name "$name" --out "$out" \
     --device "$device" --data-pack .trainpack --stop-after "$seconds" --threads "$threads" \
