@@ -1,7 +1,8 @@
 #!/bin/bash
 # Every evaluation picture (samples/eval/*.png) at every installed quality through
 # `wai encode` + `wai decode`: prints a table of bpp and PSNR, asserts a PSNR floor per
-# quality (on every picture) and that rate and PSNR rise with the quality on every picture; then decodes
+# quality (on every picture), that no channel's mean is off by more than 1.0 level (a colour
+# cast), and that rate and PSNR rise with the quality on every picture; then decodes
 # the streams of two pictures (one at the lowest, one at the highest quality) under every
 # kernel set and thread count this CPU has and checks that they give the same bytes as the
 # default decode. About 15 s of CPU time, two processes at a time (2026-12-03, this 2-core
@@ -46,7 +47,7 @@ for q in $qualities; do
 done
 wait
 
-declare -A bpp db
+declare -A bpp db worst_cast
 for q in $qualities; do
     if [ -z "${floor[$q]:-}" ]; then
         fail=$((fail + 1)); echo "FAIL quality $q has no PSNR floor in $0: add one"; continue
@@ -56,7 +57,7 @@ for q in $qualities; do
         if [ ! -s "$tmp/$n-q$q.res" ]; then
             fail=$((fail + 1)); echo "FAIL $n q$q: round trip"; sed 's/^/  | /' "$tmp/$n-q$q.err"; continue
         fi
-        read -r d w h < "$tmp/$n-q$q.res"
+        read -r d w h cast < "$tmp/$n-q$q.res"
         bytes=$(stat -c %s "$tmp/$n-q$q.wai")
         bpp[$n,$q]=$(awk -v b="$bytes" -v w="$w" -v h="$h" 'BEGIN { printf "%.4f", 8 * b / (w * h) }')
         db[$n,$q]=$d
@@ -65,6 +66,13 @@ for q in $qualities; do
         else
             fail=$((fail + 1)); echo "FAIL $n q$q: PSNR $d dB under the floor ${floor[$q]} dB"
         fi
+        # issue 12: no colour cast (every channel's mean within 1.0 level of the original's)
+        if awk -v c="$cast" 'BEGIN { exit !(c + 0 <= 1.0) }'; then
+            pass=$((pass + 1))
+        else
+            fail=$((fail + 1)); echo "FAIL $n q$q: a channel's mean is $cast levels off (at most 1.0)"
+        fi
+        worst_cast[$q]=$(awk -v a="${worst_cast[$q]:-0}" -v c="$cast" 'BEGIN { print (c + 0 > a + 0) ? c : a }')
     done
 done
 
@@ -88,6 +96,9 @@ done
     printf '\n'
     printf '%-12s' floor
     for q in $qualities; do printf ' %18s' "${floor[$q]:--} dB"; done
+    printf '\n'
+    printf '%-12s' 'worst cast'
+    for q in $qualities; do printf ' %18s' "${worst_cast[$q]:--}"; done
     printf '\n'
 } | tee "$tmp/table"
 

@@ -1,7 +1,9 @@
 /* PSNR of a decoded picture against its source, for the encoder tests.
  *
- *     psnr REF.png TEST.rgb     prints "PSNR_dB WIDTH HEIGHT" (PSNR over the R, G and B
- *                               samples, peak 255; "inf" when equal)
+ *     psnr REF.png TEST.rgb     prints "PSNR_dB WIDTH HEIGHT MEAN_ERR" (PSNR over the R, G
+ *                               and B samples, peak 255, "inf" when equal; MEAN_ERR the
+ *                               largest of the three channels' |mean(TEST) - mean(REF)|, in
+ *                               levels: a colour cast)
  *
  * REF is read as RGB8 by `wai encode`'s own reader (tools/pngread.c: any PNG colour type,
  * alpha dropped, 16 bits stripped); TEST is raw RGB24 of the same size (`wai decode -o X.rgb`).
@@ -38,12 +40,17 @@ int main(int argc, char **argv)
         return 1;
     }
     uint64_t sse = 0;
+    int64_t sum[3] = { 0, 0, 0 };
     for (size_t i = 0; i < n; i++) {
         int d = (int)ref[i] - (int)test[i];
         sse += (uint64_t)(d * d);
+        sum[i % 3] -= d;
     }
-    if (!sse) printf("inf %u %u\n", w, h);
-    else printf("%.3f %u %u\n", 10.0 * log10(255.0 * 255.0 * (double)n / (double)sse), w, h);
+    double cast = 0;
+    for (int k = 0; k < 3; k++)
+        if (fabs((double)sum[k] / ((double)w * h)) > cast) cast = fabs((double)sum[k] / ((double)w * h));
+    if (!sse) printf("inf %u %u %.3f\n", w, h, cast);
+    else printf("%.3f %u %u %.3f\n", 10.0 * log10(255.0 * 255.0 * (double)n / (double)sse), w, h, cast);
     free(ref);
     free(test);
     return 0;

@@ -53,7 +53,13 @@ typedef struct WaiEncoderSettings {
                                     picture, checked before it allocates: a larger need fails
                                     wai_encode_picture with WAI_ERR_LIMIT; 0 = the default,
                                     4 GiB (on 32-bit builds SIZE_MAX / 2) */
-    uint8_t reserved[56];      /**< zero */
+    int mean_correction;       /**< extra passes (0..4) of colour-mean correction: the encoder
+                                    decodes its own frame and, where a channel's mean is off the
+                                    picture's by more than half a level, codes the picture
+                                    again with that channel shifted by the error, keeping the
+                                    pass whose worst channel-mean error is smallest; 0 = off,
+                                    default 2 */
+    uint8_t reserved[52];      /**< zero */
 } WaiEncoderSettings;
 
 WAI_API void wai_encoder_default_settings(WaiEncoderSettings *s);
