@@ -37,6 +37,8 @@ run() { log "+ $*"; "$@" >>"$LOG" 2>&1 || die "failed: $*"; }
 
 : >"$LOG"
 log "work dir $WORK"
+# FFmpeg's configure refuses an out-of-tree build from a source path with whitespace
+case $WORK in *[[:space:]]*) die "FFmpeg does not build in a path with whitespace: choose another WORKDIR" ;; esac
 
 SUDO=
 [ "$(id -u)" = 0 ] || SUDO=sudo

@@ -3,7 +3,8 @@
 # corpus. Any crash, leak or sanitizer report fails. Prints executions per target and ends with
 # "fuzz: N passed, M failed". Targets: tests/fuzz/fuzz_* (libwai-core, and the GStreamer plugin
 # where GStreamer is installed), then FFmpeg's target_dem_wai_fuzzer and target_dec_libwai_fuzzer
-# (tests/fuzz/ffmpeg/build.sh; WAI_SKIP_FFMPEG=1 skips them, FFMPEG_WORK/FUZZ_WORK as there).
+# (tests/fuzz/ffmpeg/build.sh; WAI_SKIP_FFMPEG=1 skips them, WAI_EXT_BUILD/FFMPEG_WORK/FUZZ_WORK
+# as there: by default in build-ext/ of the checkout).
 #   tools/fuzz.sh [SECONDS_PER_TARGET]     (default 60)
 set -u
 cd "$(dirname "$0")/.."

@@ -17,7 +17,8 @@ for name in "${names[@]}"; do
         test_*) mtest=${t#test_} ;;
         tests/ffmpeg/*)
             # needs the FFmpeg stage's installed libwai-core (tools/run-tests.sh runs it first)
-            if [ ! -d "${WAI_PREFIX:-/tmp/build-ffmpeg-prefix}" ] || [ "${WAI_SKIP_FFMPEG:-0}" = 1 ]; then
+            # (its libwai-core prefix, as tests/ffmpeg/dirs.sh names it: default build-ext/libwai-prefix)
+            if [ ! -d "$(ROOT=$PWD; . tests/ffmpeg/dirs.sh; echo "$WAI_PREFIX")" ] || [ "${WAI_SKIP_FFMPEG:-0}" = 1 ]; then
                 echo "SKIP $name: needs the FFmpeg stage (tests/ffmpeg/run.sh) first"; skipped=$((skipped + 1)); continue
             fi
             if PLANTED_FAULT=$name "$t" > "$bdir/planted-$name-test.log" 2>&1; then

@@ -21,18 +21,18 @@
 # Prints "ffmpeg: N passed, M failed"; exits 1 on any failure.
 #
 # Environment (all optional):
-#   WAI_BUILD     meson build dir of libwai-core   (default /tmp/build-ffmpeg)
-#   WAI_PREFIX    where libwai-core is installed    (default /tmp/build-ffmpeg-prefix)
-#   FFMPEG_WORK   ffmpeg-patches/build.sh work dir  (default /tmp/build-ffmpeg-ff)
+#   WAI_EXT_BUILD where the builds go               (default <repo>/build-ext, git ignores it)
+#   WAI_BUILD     meson build dir of libwai-core   (default $WAI_EXT_BUILD/libwai)
+#   WAI_PREFIX    where libwai-core is installed    (default $WAI_EXT_BUILD/libwai-prefix)
+#   FFMPEG_WORK   ffmpeg-patches/build.sh work dir  (default $WAI_EXT_BUILD/ffmpeg)
+#                 (tests/ffmpeg/dirs.sh sets these defaults, for every script that uses them)
 #   VECTORS       directory with manifest.txt       (default <repo>/vectors)
 #   SKIP_BUILD=1  use the existing builds as they are
 #   KEEP=1        keep the temporary directory
 set -u
 
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-WAI_BUILD=${WAI_BUILD:-/tmp/build-ffmpeg}
-WAI_PREFIX=${WAI_PREFIX:-/tmp/build-ffmpeg-prefix}
-FFMPEG_WORK=${FFMPEG_WORK:-/tmp/build-ffmpeg-ff}
+. "$ROOT/tests/ffmpeg/dirs.sh"    # WAI_BUILD, WAI_PREFIX, FFMPEG_WORK
 VECTORS=${VECTORS:-$ROOT/vectors}
 TMP=$(mktemp -d /tmp/wai-ffmpeg-test.XXXXXX)
 [ "${KEEP:-0}" = 1 ] || trap 'rm -rf "$TMP"' EXIT

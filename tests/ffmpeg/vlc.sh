@@ -13,16 +13,14 @@
 # SHA-256 and the header the vector's size; a vector with a damaged first payload plays the
 # rest and reports 1 error, without a crash. Prints "vlc: N passed, M failed".
 #
-# Environment: WAI_BUILD, WAI_PREFIX, VECTORS as for run.sh; VLC_BUILD (default
-# /tmp/build-ffmpeg-vlc) for the plugin; KEEP=1 keeps the temporary directory;
+# Environment: WAI_EXT_BUILD, WAI_BUILD, WAI_PREFIX, FFMPEG_WORK, VECTORS as for run.sh;
+# VLC_BUILD (default $WAI_EXT_BUILD/vlc, i.e. <repo>/build-ext/vlc; tests/ffmpeg/dirs.sh) for
+# the plugin; KEEP=1 keeps the temporary directory;
 # PLANTED_FAULT=vlc_row_tail builds the plugin with that planted fault (must fail).
 set -u
 
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-WAI_BUILD=${WAI_BUILD:-/tmp/build-ffmpeg}
-WAI_PREFIX=${WAI_PREFIX:-/tmp/build-ffmpeg-prefix}
-VLC_BUILD=${VLC_BUILD:-/tmp/build-ffmpeg-vlc}
-FFMPEG_WORK=${FFMPEG_WORK:-/tmp/build-ffmpeg-ff}
+. "$ROOT/tests/ffmpeg/dirs.sh"    # WAI_BUILD, WAI_PREFIX, VLC_BUILD, FFMPEG_WORK
 # VLC runs on the patched FFmpeg libraries when tests/ffmpeg/run.sh built them (same sonames as
 # Debian's, so VLC's avcodec/avformat modules load them from the library path)
 FFLIBS=""
@@ -39,6 +37,15 @@ finish() {
     echo "vlc: $pass passed, $fail failed"
     [ "$fail" -eq 0 ] && exit 0
     exit 1
+}
+
+# VLC refuses to run as root: drop to nobody when root.
+as_user() {
+    if [ "$(id -u)" = 0 ]; then
+        setpriv --reuid=65534 --regid=65534 --clear-groups "$@"
+    else
+        "$@"
+    fi
 }
 
 # --- VLC and the plugin --------------------------------------------------------------------
@@ -70,6 +77,34 @@ cp "$VLC_BUILD/libwai_plugin.so" "$TMP/plugins/"
 chmod -R a+rX "$TMP/plugins"
 
 export WAI_MODEL_PATH="$WAI_PREFIX/share/wai/models:$WAI_BUILD/tools${WAI_MODEL_PATH:+:$WAI_MODEL_PATH}"
+# What VLC loads must be readable by the user it runs as: nobody, when we are root, may not
+# reach the builds (by default in the checkout, which may lie in a private directory such as
+# /root, mode 700). Then libwai (the plugin's dependency), the patched FFmpeg libraries and
+# the models of the two model directories above are copied into $TMP for it.
+reachable() { as_user test -r "$1" -a -x "$1"; }
+WAI_LIBDIR=$(pkg-config --variable=libdir wai)
+VLC_LIBS=$FFLIBS
+if ! reachable "$WAI_LIBDIR" || { [ -n "$FFLIBS" ] && ! reachable "$FFLIBS"; }; then
+    mkdir -p "$TMP/lib"
+    cp -P "$WAI_LIBDIR"/libwai.so* "$TMP/lib/"
+    [ -z "$FFLIBS" ] || cp -P "$FFLIBS"/*.so* "$TMP/lib/"
+    chmod -R a+rX "$TMP/lib"
+    VLC_LIBS=$TMP/lib
+    echo "note: $(id -un) runs VLC as nobody, who cannot read $WAI_LIBDIR${FFLIBS:+ or $FFLIBS}: using copies in $TMP/lib"
+fi
+VLC_MODEL_PATH=""
+i=0
+for d in "$WAI_PREFIX/share/wai/models" "$WAI_BUILD/tools"; do
+    i=$((i + 1))
+    if [ -d "$d" ] && ! reachable "$d"; then
+        mkdir -p "$TMP/models$i"
+        cp "$d"/*.whm "$d"/*.ana "$TMP/models$i/" 2>/dev/null
+        chmod -R a+rX "$TMP/models$i"
+        d=$TMP/models$i
+    fi
+    VLC_MODEL_PATH=$VLC_MODEL_PATH$d:
+done
+VLC_MODEL_PATH=${VLC_MODEL_PATH%:}${WAI_MODEL_PATH#"$WAI_PREFIX/share/wai/models:$WAI_BUILD/tools"}
 MANIFEST=$VECTORS/manifest.txt
 if [ ! -f "$MANIFEST" ]; then
     "$WAI_BUILD/tools/wai-mkvectors" --model "$WAI_BUILD/tools/wai-tiny-n64m96.whm" \
@@ -81,17 +116,9 @@ fi
 mkdir -p "$TMP/in" "$TMP/out" "$TMP/home"
 chmod 777 "$TMP/out" "$TMP/home"
 
-# VLC refuses to run as root: drop to nobody when root.
-as_user() {
-    if [ "$(id -u)" = 0 ]; then
-        setpriv --reuid=65534 --regid=65534 --clear-groups "$@"
-    else
-        "$@"
-    fi
-}
 play() {   # play IN OUT LOG
-    as_user env HOME="$TMP/home" VLC_PLUGIN_PATH="$TMP/plugins" WAI_MODEL_PATH="$WAI_MODEL_PATH" \
-        ${FFLIBS:+LD_LIBRARY_PATH="$FFLIBS"} \
+    as_user env HOME="$TMP/home" VLC_PLUGIN_PATH="$TMP/plugins" WAI_MODEL_PATH="$VLC_MODEL_PATH" \
+        ${VLC_LIBS:+LD_LIBRARY_PATH="$VLC_LIBS"} \
         timeout 120 cvlc -vv --intf dummy --aout dummy --no-video-title-show --no-osd --no-spu \
         --no-drop-late-frames --no-skip-frames --vout yuv --yuv-chroma RV24 --yuv-file "$2" \
         "$1" vlc://quit >"$3" 2>&1

@@ -9,20 +9,22 @@
 # Prints the two fuzzer paths on success. Environment (all optional):
 #   FFMPEG_WORK     ffmpeg-patches/build.sh work dir whose src/ (Debian's FFmpeg 5.1 + the
 #                   series) is reused; fetched and patched here with FETCH_ONLY=1 if needed
-#                   (default /tmp/build-ffmpeg-ff, what tests/ffmpeg/run.sh uses)
-#   FUZZ_WORK       where this configuration is built   (default /tmp/build-ffmpeg-fuzz)
+#                   (default $WAI_EXT_BUILD/ffmpeg, what tests/ffmpeg/run.sh uses)
+#   FUZZ_WORK       where this configuration is built   (default $WAI_EXT_BUILD/ffmpeg-fuzz)
+#   WAI_EXT_BUILD   the folder of the FFmpeg builds     (default <repo>/build-ext, git ignores
+#                   it; tests/ffmpeg/dirs.sh)
 #   WAI_FUZZ_BUILD  the libwai fuzz build (tools/fuzz.sh's, clang ASan+UBSan, instrumented)
 #                   whose libwai.so the fuzzers link   (default <repo>/build-fuzz)
 #   JOBS            make -j (default 2)
 #   COVERAGE=1      no sanitizers: clang source-based coverage (-fprofile-instr-generate
 #                   -fcoverage-mapping) for tools/fuzz-coverage.sh, linked with a static libwai
 #                   from WAI_FUZZ_BUILD (then tools/fuzz-coverage.sh's build-cov); FUZZ_WORK
-#                   defaults to /tmp/build-ffmpeg-cov
+#                   defaults to $WAI_EXT_BUILD/ffmpeg-cov
 set -eu
 ROOT=$(cd "$(dirname "$0")/../../.." && pwd)
-FFMPEG_WORK=${FFMPEG_WORK:-/tmp/build-ffmpeg-ff}
+. "$ROOT/tests/ffmpeg/dirs.sh"    # WAI_EXT_BUILD, FFMPEG_WORK
 COVERAGE=${COVERAGE:-0}
-if [ "$COVERAGE" = 1 ]; then FUZZ_WORK=${FUZZ_WORK:-/tmp/build-ffmpeg-cov}; else FUZZ_WORK=${FUZZ_WORK:-/tmp/build-ffmpeg-fuzz}; fi
+if [ "$COVERAGE" = 1 ]; then FUZZ_WORK=${FUZZ_WORK:-$WAI_EXT_BUILD/ffmpeg-cov}; else FUZZ_WORK=${FUZZ_WORK:-$WAI_EXT_BUILD/ffmpeg-fuzz}; fi
 WAI_FUZZ_BUILD=${WAI_FUZZ_BUILD:-$ROOT/build-fuzz}
 JOBS=${JOBS:-2}
 mkdir -p "$FUZZ_WORK/build" "$FUZZ_WORK/pkgconfig"
