@@ -171,7 +171,11 @@ def render_determinism(d):
            "## Method", "",
            "- **Integer codec**: `wai encode IN.png --quality Q --model-dir models` (the C "
            "encoder: float g_a/h_a, integer h_s for the means and table indices) and `wai decode` "
-           "(integer h_s and g_s). Bits = the stream file's size.",
+           "(integer h_s and g_s). Bits = the stream file's size. The encoder runs with its "
+           "default colour-mean correction (`docs/research/mean-correction.md`: it decodes its "
+           "own frame and codes the picture again where a channel's mean is off by more than "
+           "half a level), which the float side below does not have: these figures include "
+           "that correction's effect, not only the integer arithmetic's.",
            "- **Float model**: the checkpoint the model was exported from "
            "(`tools/train/checkpoints/qQ.pt`, `tools/train/model.py`) in PyTorch, float32, one "
            "thread: g_a, h_a; z symbols `round(z - median)` with the exported z medians; float "
