@@ -14,6 +14,8 @@
 #   seek      vectors of 3+ frames: -ss 1.5 frame durations gives the frames from #2 on
 #   corrupt   damaged header / payload / truncation: an error exit (1..127), never a crash
 #             (payload damage: with -xerror; without it the other frames decode unchanged)
+#   no model  a vector whose model is nowhere: an error exit, libwai's "model not found" logged
+#             once (not twice, not as "Invalid sequence header")
 # then encoding (libwai encoder, wai muxer; models/wai-q3.*): a PNG and raw RGB24 of 1, 3 and
 # 21 frames to .wai, each decoded by the tree's CLI (wai decode --sha256) and by ffmpeg to the
 # same bytes; header frame_count/size/rate; pipe output; -c copy; missing models fail cleanly;
@@ -228,6 +230,32 @@ clean_fail $rc && ok "garbage (rc=$rc)" || bad "garbage: rc=$rc"
 : >"$TMP/empty.wai"
 $FF -i "$TMP/empty.wai" -f null - >/dev/null 2>&1; rc=$?
 clean_fail $rc && ok "empty file (rc=$rc)" || bad "empty file: rc=$rc"
+
+# A stream whose model is nowhere (a vector whose model is not installed, its embedded copy
+# refused, WAI_MODEL_PATH an empty dir): the open fails, and the log gives libwai's reason
+# ("model not found") exactly once, not labelled an invalid sequence header. (ffmpeg opens
+# the decoder twice per stream, in avformat_find_stream_info and for decoding: the wrapper
+# used to log the failure of each, as "Invalid sequence header: model not found: ...".)
+installed=$(for f in "$WAI_PREFIX"/share/wai/models/*.whm; do [ -f "$f" ] && sha <"$f"; done)
+nomodel=
+while read -r file hash frames dims rest || [ -n "${file:-}" ]; do
+    case "$file" in ''|'#'*) continue ;; esac
+    msha=$(od -An -tx1 -j 52 -N 32 "$VECTORS/$file" | tr -d ' \n')
+    printf '%s\n' "$installed" | grep -qx "$msha" || { nomodel=$file; break; }
+done <"$MANIFEST"
+if [ -z "$nomodel" ]; then
+    bad "missing model: every vector's model is installed in $WAI_PREFIX/share/wai/models"
+else
+    mkdir -p "$TMP/no-models"
+    WAI_MODEL_PATH=$TMP/no-models $FF -embedded_model 0 -i "$VECTORS/$nomodel" -f null - \
+        >/dev/null 2>"$TMP/nomodel.err"; rc=$?
+    n=$(grep -c "model not found" "$TMP/nomodel.err")
+    if clean_fail $rc && [ "$n" -eq 1 ] && ! grep -q "Invalid sequence header" "$TMP/nomodel.err"; then
+        ok "missing model ($nomodel, -embedded_model 0: rc=$rc, libwai's 'model not found' logged once)"
+    else
+        bad "missing model ($nomodel, -embedded_model 0): rc=$rc, 'model not found' in $n lines (want 1, no 'Invalid sequence header'): $(head -c 600 "$TMP/nomodel.err")"
+    fi
+fi
 
 # --- encoder (libwai) and muxer --------------------------------------------------------
 # Inputs: the decoded RGB24 of the first single-frame vector (as a PNG) and of the first
