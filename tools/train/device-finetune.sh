@@ -11,8 +11,11 @@
 #   tools/train/device-finetune.sh BASE SECONDS QUALITIES [train.py options]
 #   e.g. tools/train/device-finetune.sh base-q5 400 1,2,3,4,5,6,7,8 --batch 16 --crop 256 \
 #            --lr-schedule 0:1e-4,250s:3e-5 --warmup 100 --bf16 1
-# Back here: tar -xf FILES_AT/finetune-<k>.tar (each holds two weights-only checkpoints
-#   q<N>.pt, the first also every log) into tools/train/, then export-all.sh.
+# Back here: cat FILES_AT/finetune.tar.part-* | tar -x -C tools/train (weights-only
+#   checkpoints q<N>.pt and every log), then export-all.sh.
+# WAI_FT_WIDE="QUALITIES" (e.g. "7,8") with WAI_FT_WIDE_NM="128 192": those qualities start from
+#   the base widened to N/M by widen.py (function-preserving; on the device, seconds) and train
+#   at that size; the others stay at the base's size.
 #
 # Each quality q starts from tools/train/checkpoints/BASE.pt with its own lambda
 # (model.LAMBDAS), trains on CUDA for SECONDS after its data is loaded (--stop-after; an
@@ -36,10 +39,19 @@ mkdir -p "$work/checkpoints" "$work/logs"
 device_setup device-finetune
 nq=$(echo "$qualities" | tr ',' '\n' | wc -l)
 threads=$(( $(nproc) / nq )); [ "$threads" -ge 1 ] || threads=1
+wide=",${WAI_FT_WIDE:-},"
+read -r wide_n wide_m <<< "${WAI_FT_WIDE_NM:-128 192}"
+if [ "$wide" != ",," ]; then
+    "$PY" tools/train/widen.py "tools/train/checkpoints/$base.pt" "$work/init-wide.pt" \
+        --N "$wide_n" --M "$wide_m" > "$work/logs/widen.txt" 2>&1 ||
+        { cat "$work/logs/widen.txt" >&2; exit 3; }
+fi
 pids=()
 for q in ${qualities//,/ }; do
+    init=(--init-from "tools/train/checkpoints/$base.pt")
+    case $wide in *",$q,"*) init=(--init-from "$work/init-wide.pt" --N "$wide_n" --M "$wide_m");; esac
     PYTHONUNBUFFERED=1 "$PY" tools/train/train.py --qualities "$q" --out "$work" \
-        --init-from "tools/train/checkpoints/$base.pt" --device "$device" --data-pack .trainpack \
+        "${init[@]}" --device "$device" --data-pack .trainpack \
         --stop-after "$seconds" --threads "$threads" --save-every 1e9 "$@" \
         > "$work/logs/stdout-q$q.txt" 2>&1 &
     pids+=($!)
@@ -51,17 +63,14 @@ for q in ${qualities//,/ }; do
     [ -f "$work/checkpoints/q$q.pt" ] && "$PY" tools/train/compact-checkpoint.py --weights-only "$work/checkpoints/q$q.pt"
     tail -2 "$work/logs/q$q.log" 2>/dev/null
 done
-# Two checkpoints per tar (under the 16 MiB a returned file may have); the logs with the first.
-set -- ${qualities//,/ }
-k=0
-while [ $# -gt 0 ]; do
-    files=()
-    for q in "$1" "${2:-}"; do
-        [ -n "$q" ] && [ -f "$work/checkpoints/q$q.pt" ] && files+=("checkpoints/q$q.pt")
-    done
-    [ $k = 0 ] && files+=(logs)
-    [ ${#files[@]} -gt 0 ] && tar -C "$work" -cf "$out/finetune-$k.tar" "${files[@]}"
-    k=$((k + 1)); shift; [ $# -gt 0 ] && shift
+# One tar cut in 15 MiB parts: a returned file may have 16 MiB, and at most 8 come back
+# (8 x N=64/M=96 = 57 MB; a widened N=128/M=192 checkpoint is 28 MB).
+files=(logs)
+for q in ${qualities//,/ }; do
+    [ -f "$work/checkpoints/q$q.pt" ] && files+=("checkpoints/q$q.pt")
 done
+tar -C "$work" -cf - "${files[@]}" | split -b 15M -d - "$out/finetune.tar.part-"
+n=$(ls "$out"/finetune.tar.part-* | wc -l)
+[ "$n" -le 8 ] || { echo "device-finetune: $n parts, more than the 8 files that come back" >&2; status=1; }
 ls -la "$out"
 exit $status
