@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Shrink a training checkpoint for the repository or the device machine's way back.
 
-    /usr/bin/python3 tools/train/compact-checkpoint.py [--weights-only] CKPT [CKPT ...]
+    /usr/bin/python3 tools/train/compact-checkpoint.py [--weights-only|--half|--float32] CKPT...
 
 Adam's two moment tensors are stored as bfloat16 instead of float32 (weights stay float32):
 an N=64/M=96 checkpoint goes from 21 MB to 14 MB, under the device machine's 16 MiB per
@@ -14,6 +14,12 @@ which only nudges the next steps. Rewrites each file atomically; a compact file 
 7.1 MB for N=64/M=96. Such a file exports (export.py, export-all.sh), evaluates and starts new
 models (train.py --init-from), but does not resume (train.py says so). It is the committed form
 of the shipped qualities' checkpoints.
+
+--half is --weights-only with the weights in float16 (for the way back from the device machine,
+whose returned files are 64 MiB in all: a widened N=128/M=192 checkpoint is 28 MB, 14 MB in
+half). A half file is only carried: --float32 turns it back into a float32 weights-only file
+before anything else reads it (its weights keep the float16 rounding, 2^-11 relative: finer
+than the export's 12-bit per-channel steps except near a step's edge, and an init for training).
 """
 import os
 import sys
@@ -35,6 +41,25 @@ def weights_only(path):
     print("%s: weights only, %.1f -> %.1f MB" % (path, before / 1e6, os.path.getsize(path) / 1e6))
 
 
+def half(path, to_half=True):
+    ck = torch.load(path, map_location="cpu", weights_only=False)
+    before = os.path.getsize(path)
+    if to_half:
+        for key in ("opt", "aux_opt", "rng"):
+            ck.pop(key, None)
+    want, have = (torch.float16, torch.float32) if to_half else (torch.float32, torch.float16)
+    # (a tensor beyond float16's range stays float32)
+    ck["model"] = {k: (v.to(want) if v.dtype == have and v.abs().max() < 60000 else v)
+                   .contiguous() for k, v in ck["model"].items()}
+    if to_half:
+        ck["half"] = True
+    else:
+        ck.pop("half", None)
+    atomic_save(ck, path)
+    print("%s: weights in %s, %.1f -> %.1f MB" % (path, "float16" if to_half else "float32",
+                                                  before / 1e6, os.path.getsize(path) / 1e6))
+
+
 def compact(path):
     ck = torch.load(path, map_location="cpu", weights_only=False)
     n = 0
@@ -54,9 +79,11 @@ def compact(path):
 
 if __name__ == "__main__":
     argv = sys.argv[1:]
-    only = "--weights-only" in argv
-    paths = [p for p in argv if p != "--weights-only"]
-    if not paths or any(p.startswith("-") for p in paths):
+    modes = {"--weights-only": weights_only, "--half": half,
+             "--float32": lambda p: half(p, to_half=False)}
+    chosen = [a for a in argv if a in modes]
+    paths = [p for p in argv if p not in modes]
+    if len(chosen) > 1 or not paths or any(p.startswith("-") for p in paths):
         sys.exit(__doc__)
     for p in paths:
-        (weights_only if only else compact)(p)
+        (modes[chosen[0]] if chosen else compact)(p)

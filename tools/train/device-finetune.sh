@@ -12,7 +12,9 @@
 #   e.g. tools/train/device-finetune.sh base-q5 400 1,2,3,4,5,6,7,8 --batch 16 --crop 256 \
 #            --lr-schedule 0:1e-4,250s:3e-5 --warmup 100 --bf16 1
 # Back here: cat FILES_AT/finetune.tar.part-* | tar -x -C tools/train (weights-only
-#   checkpoints q<N>.pt and every log), then export-all.sh.
+#   checkpoints q<N>.pt in float16, and every log), then
+#   /usr/bin/python3 tools/train/compact-checkpoint.py --float32 tools/train/checkpoints/q*.pt
+#   and export-all.sh.
 # WAI_FT_WIDE="QUALITIES" (e.g. "7,8") with WAI_FT_WIDE_NM="128 192": those qualities start from
 #   the base widened to N/M by widen.py (function-preserving; on the device, seconds) and train
 #   at that size; the others stay at the base's size.
@@ -20,9 +22,9 @@
 # Each quality q starts from tools/train/checkpoints/BASE.pt with its own lambda
 # (model.LAMBDAS), trains on CUDA for SECONDS after its data is loaded (--stop-after; an
 # "Ns:" entry of --lr-schedule counts seconds of the run, since the iteration rate is not known
-# in advance), and is shrunk to its weights (compact-checkpoint.py --weights-only, 7.1 MB for
+# in advance), and is shrunk to its weights (compact-checkpoint.py --half, 3.5 MB for
 # N=64/M=96): a fine-tune is an end product, exported, not resumed. The device returns at most
-# 8 files of 16 MiB, hence two checkpoints per tar. One process per quality keeps the GPU busy
+# 8 files of 16 MiB, 64 MiB in all (see the end). One process per quality keeps the GPU busy
 # (a single small model is bound by kernel launches); a quality that fails leaves the others.
 # WAI_DEVICE_ALLOW_CPU=1 lets it run without CUDA (to try the script here on a few iterations).
 set -uo pipefail
@@ -60,11 +62,11 @@ status=0
 for p in "${pids[@]}"; do wait "$p" || status=1; done
 (nvidia-smi 2>/dev/null || true) > "$work/logs/nvidia-smi.txt"
 for q in ${qualities//,/ }; do
-    [ -f "$work/checkpoints/q$q.pt" ] && "$PY" tools/train/compact-checkpoint.py --weights-only "$work/checkpoints/q$q.pt"
+    [ -f "$work/checkpoints/q$q.pt" ] && "$PY" tools/train/compact-checkpoint.py --half "$work/checkpoints/q$q.pt"
     tail -2 "$work/logs/q$q.log" 2>/dev/null
 done
-# One tar cut in 15 MiB parts: a returned file may have 16 MiB, and at most 8 come back
-# (8 x N=64/M=96 = 57 MB; a widened N=128/M=192 checkpoint is 28 MB).
+# One tar cut in 15 MiB parts: a returned file may have 16 MiB, at most 8 come back, 64 MiB in
+# all: hence float16 weights (N=64/M=96 3.5 MB, a widened N=128/M=192 14 MB; 5 + 3 wide: 60 MB).
 files=(logs)
 for q in ${qualities//,/ }; do
     [ -f "$work/checkpoints/q$q.pt" ] && files+=("checkpoints/q$q.pt")
@@ -72,5 +74,7 @@ done
 tar -C "$work" -cf - "${files[@]}" | split -b 15M -d - "$out/finetune.tar.part-"
 n=$(ls "$out"/finetune.tar.part-* | wc -l)
 [ "$n" -le 8 ] || { echo "device-finetune: $n parts, more than the 8 files that come back" >&2; status=1; }
+total=$(cat "$out"/finetune.tar.part-* | wc -c)
+[ "$total" -le $((64 << 20)) ] || { echo "device-finetune: $total bytes, over the 64 MiB that come back" >&2; status=1; }
 ls -la "$out"
 exit $status
