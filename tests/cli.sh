@@ -74,6 +74,31 @@ expect 1 "PNG pattern of a stream whose frame 1 is damaged" -- "$wai" decode "$t
 check "frames 0 and 2 keep their names, frame 1 leaves a gap" -- test -f "$tmp/d-000.png" -a ! -f "$tmp/d-001.png" -a -f "$tmp/d-002.png" -a ! -f "$tmp/d-003.png"
 check "d-002.png is frame 2" -- cmp -s "$tmp/f-002.png" "$tmp/d-002.png"
 
+# where decoding stops does not depend on the 64 KiB reads (spec 9.1): a frame unit before any
+# header, a header whose model is missing (reported, decoding goes on), filler frame units, the
+# same header again (at a 64 KiB boundary in one layout, not in the other), then v09: both
+# layouts give v09's three frames and status 1
+v09=$vdir/v09-video-3x64x48.wai
+python3 - "$v09" "$tmp" <<'PYEOF'
+import struct, sys, zlib
+v = open(sys.argv[1], 'rb').read()
+hdr = bytearray(v[:96])
+hdr[60] ^= 0xff                          # another model (not found), valid CRC
+hdr[92:96] = struct.pack('<I', zlib.crc32(bytes(hdr[:92])) & 0xffffffff)
+f0, f1 = v[96:694], v[694:1288]          # frame units of 598 and 594 bytes
+assert f0[:4] == b'WAIF' and f1[:4] == b'WAIF' and len(f0) == 598 and len(f1) == 594
+for name, n0 in (('span', 10), ('inside', 0)):
+    s = f0 + bytes(hdr) + f0 * n0 + f1 * (109 - n0)
+    at = len(s)                          # the second copy of the header
+    assert (65536 - 96 < at < 65536) == (name == 'span'), (name, at)
+    open('%s/chunk-%s.wai' % (sys.argv[2], name), 'wb').write(s + bytes(hdr) + v)
+PYEOF
+for layout in span inside; do
+    expect 1 "unusable headers, the second one $layout a 64 KiB read" -- "$wai" decode "$tmp/chunk-$layout.wai" -o "$tmp/chunk-$layout.rgb"
+    check "... decoding goes on to v09's frames ($layout)" -- test "$(sha256sum < "$tmp/chunk-$layout.rgb" | cut -d' ' -f1)" = "$(pinned v09-video-3x64x48.wai)"
+done
+check "the header is reported as its model not found" -- grep -q "model not found" "$tmp/err"
+
 printf 'v01-64x64.wai 0000000000000000000000000000000000000000000000000000000000000000 1 64x64\n' > "$tmp/bad-manifest.txt"
 cp "$vdir/v01-64x64.wai" "$tmp/"
 expect 1 "verify detects a wrong hash" -- "$wai" verify "$tmp/bad-manifest.txt"

@@ -225,8 +225,14 @@ static void capture_log(void *opaque, int level, const char *msg)
     snprintf((char *)opaque, 512, "%s", msg);
 }
 
-/* Decode `file` ("-" = stdin) in CHUNK pieces. Errors of single frames are noted and decoding
- * goes on; a header that cannot be used, an I/O error or a callback failure stops it. */
+/* Decode `file` ("-" = stdin) in CHUNK pieces. Errors are noted and decoding goes on (spec 2.4),
+ * except that a stream whose first unit is a header that cannot be used, an I/O error or a
+ * callback failure stops it. Where it stops does not depend on how the reads split the stream:
+ * wai_send_data() returns the error of a header when, at that call, no header is in force and
+ * the header completes at the read position (which call that is depends on the read size); the
+ * same header met in wai_get_picture() is only noted. So an error of wai_send_data() is noted
+ * and decoding goes on, unless nothing came before it (no picture, no error): then the header is
+ * the stream's first unit, the same for every read size. */
 static void decode_file(const char *file, const WaiSettings *s, int quiet, PictureFn fn,
                         void *ctx, DecodeResult *res)
 {
@@ -261,12 +267,16 @@ static void decode_file(const char *file, const WaiSettings *s, int quiet, Pictu
     while (!stop && (n = fread(buf, 1, sizeof(buf), f)) > 0) {
         total += n;
         /* pictures are fetched after every chunk, so the buffer never fills up (it holds at
-         * most one partial unit): any error here is final (a header that cannot be used) */
+         * most one partial unit): an error here is a header that cannot be used (the data is
+         * taken all the same), or memory */
         r = wai_send_data(d, buf, n);
         if (r < 0) {
+            int first_unit = !res->err && !res->frames;
             note_error(res, file, quiet, r, wai_decoder_last_error(d));
-            stop = 1;
-            break;
+            if (first_unit || r == WAI_ERR_NOMEM || r == WAI_ERR_INVALID_ARG) {
+                stop = 1;
+                break;
+            }
         }
         if (drain(d, file, quiet, fn, ctx, res)) stop = 1;
     }

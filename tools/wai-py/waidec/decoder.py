@@ -55,9 +55,8 @@ class Picture:
 class Error:
     error: WaiError
     offset: int             # the read position of the unit (or bytes) it concerns
-    # a complete sequence header unit that failed while no header was in force and no unusable
-    # one had been read since the last usable one (none at the start of a stream): where
-    # `wai decode` stops reading (section 9.1, informative; SPEC-QUESTIONS.md A3)
+    # a sequence header unit that failed as the stream's first unit: where `wai decode` stops
+    # reading (section 9.1, informative; SPEC-QUESTIONS.md A3)
     wai_decode_stops: bool = False
 
 
