@@ -9,7 +9,16 @@
 /* Bytes needed to learn a unit's type and size (start code + size field). */
 #define GST_WAI_UNIT_PROBE 12
 
+/* A WAI stream is "video/x-wai"; a still picture (a header with frame_count 1, see
+ * GST_WAI_IS_STILL) is "image/x-wai", as a PNG is "image/png": gst-discoverer-1.0 (GstDiscoverer)
+ * reports a stream as an image when its caps are image/... and it has no duration, and
+ * decodebin/playbin treat image/ caps as video. The elements take both. */
 #define GST_WAI_CAPS "video/x-wai"
+#define GST_WAI_IMAGE_CAPS "image/x-wai"
+#define GST_WAI_ALL_CAPS GST_WAI_CAPS "; " GST_WAI_IMAGE_CAPS
+
+/* Offset of frame_count in the sequence header (spec 2.1). */
+#define GST_WAI_FRAME_COUNT_OFFSET 44
 
 #include <string.h>
 #include <gst/gst.h>
@@ -19,6 +28,9 @@
  * as GStreamer's image decoders (pngdec, jpegdec) present theirs: framerate 0/1 and a buffer
  * with no duration, rather than as a video one frame (1 / fps) long. */
 #define GST_WAI_IS_STILL(info) ((info)->frame_count == 1)
+
+/* The media type of a stream with this header. */
+#define GST_WAI_MEDIA_TYPE(info) (GST_WAI_IS_STILL (info) ? GST_WAI_IMAGE_CAPS : GST_WAI_CAPS)
 
 /* What is wrong with the first bytes of a raw stream (spec 2: a stream starts with its sequence
  * header), in words a user can act on: empty, not WAI at all, or a WAI header that is damaged,

@@ -8,9 +8,9 @@
  *
  * Decodes WAI streams (intra-only learned video/image codec) to RGB with libwai.
  *
- * Input is either the raw byte stream (`video/x-wai` without `parsed=true`, e.g. straight from
- * filesrc: the element finds the units itself) or one unit per buffer (`parsed=true`, from
- * waiparse or a demuxer). In the packetized case the sequence header comes in the caps'
+ * Input is either the raw byte stream (`video/x-wai`, or `image/x-wai` for a still picture,
+ * without `parsed=true`, e.g. straight from filesrc: the element finds the units itself) or one
+ * unit per buffer (`parsed=true`, from waiparse or a demuxer). In the packetized case the sequence header comes in the caps'
  * `codec_data` and/or as an in-band buffer holding a "WAIS" unit; both are accepted, a repeat
  * of the header in use is ignored, a different one reconfigures the output.
  *
@@ -79,7 +79,7 @@ struct _GstWaiDec
 };
 
 static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE ("sink",
-    GST_PAD_SINK, GST_PAD_ALWAYS, GST_STATIC_CAPS (GST_WAI_CAPS));
+    GST_PAD_SINK, GST_PAD_ALWAYS, GST_STATIC_CAPS (GST_WAI_ALL_CAPS));
 
 static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src",
     GST_PAD_SRC, GST_PAD_ALWAYS,

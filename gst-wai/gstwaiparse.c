@@ -9,7 +9,8 @@
  * Splits a WAI byte stream into its units (spec section 2) and outputs one frame unit per
  * buffer with caps `video/x-wai, parsed=true, width, height, framerate, codec_data`, where
  * width/height are the display window and codec_data is the sequence header unit (which is
- * not repeated in band). Each buffer's PTS is frame_index * fps_den / fps_num seconds (spec
+ * not repeated in band). A still picture (frame_count 1) is `image/x-wai` with framerate 0/1,
+ * as image parsers give. Each buffer's PTS is frame_index * fps_den / fps_num seconds (spec
  * 2.2), its duration one frame; every frame is a key frame. With a frame count in the header
  * the stream duration is exact (frame_count frames), else baseparse estimates it.
  * A repeat of the header in use is dropped; a different one updates the caps.
@@ -43,13 +44,14 @@ struct _GstWaiParse
 };
 
 static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE ("sink",
-    GST_PAD_SINK, GST_PAD_ALWAYS, GST_STATIC_CAPS (GST_WAI_CAPS));
+    GST_PAD_SINK, GST_PAD_ALWAYS, GST_STATIC_CAPS (GST_WAI_ALL_CAPS));
 
+#define WAI_PARSED_FIELDS ", parsed = (boolean) true, " \
+    "width = (int) [ 1, 65536 ], height = (int) [ 1, 65536 ], " \
+    "framerate = (fraction) [ 0/1, MAX ]"
 static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src",
     GST_PAD_SRC, GST_PAD_ALWAYS,
-    GST_STATIC_CAPS (GST_WAI_CAPS ", parsed = (boolean) true, "
-        "width = (int) [ 1, 65536 ], height = (int) [ 1, 65536 ], "
-        "framerate = (fraction) [ 0/1, MAX ]"));
+    GST_STATIC_CAPS (GST_WAI_CAPS WAI_PARSED_FIELDS "; " GST_WAI_IMAGE_CAPS WAI_PARSED_FIELDS));
 
 #define gst_wai_parse_parent_class parent_class
 G_DEFINE_TYPE (GstWaiParse, gst_wai_parse, GST_TYPE_BASE_PARSE)
@@ -102,7 +104,7 @@ gst_wai_parse_update_caps (GstWaiParse * self)
   } else {
     gst_util_double_to_fraction ((gdouble) in->fps_num / (gdouble) in->fps_den, &n, &d);
   }
-  caps = gst_caps_new_simple ("video/x-wai",
+  caps = gst_caps_new_simple (GST_WAI_MEDIA_TYPE (in),
       "parsed", G_TYPE_BOOLEAN, TRUE,
       "width", G_TYPE_INT, (gint) in->disp_w,
       "height", G_TYPE_INT, (gint) in->disp_h,

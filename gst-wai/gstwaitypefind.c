@@ -8,6 +8,8 @@
 #include <string.h>
 
 static GstStaticCaps wai_caps = GST_STATIC_CAPS (GST_WAI_CAPS);
+static GstStaticCaps wai_image_caps = GST_STATIC_CAPS (GST_WAI_IMAGE_CAPS);
+static GstStaticCaps wai_all_caps = GST_STATIC_CAPS (GST_WAI_ALL_CAPS);
 
 static guint32
 rd32 (const guint8 * p)
@@ -16,11 +18,12 @@ rd32 (const guint8 * p)
 }
 
 /* A stream starts with its sequence header (spec 2.1): "WAIS", version_major 1, then flags
- * with only MODEL_EMBEDDED defined and a unit_size of at least 96 bytes. */
+ * with only MODEL_EMBEDDED defined and a unit_size of at least 96 bytes. A header whose
+ * frame_count is 1 is a still picture: image/x-wai, else video/x-wai. */
 static void
 wai_type_find (GstTypeFind * tf, gpointer user_data)
 {
-  const guint8 *d = gst_type_find_peek (tf, 0, 12);
+  const guint8 *d = gst_type_find_peek (tf, 0, GST_WAI_FRAME_COUNT_OFFSET + 4);
   GstTypeFindProbability prob = GST_TYPE_FIND_LIKELY;
   guint16 flags;
   guint32 unit_size;
@@ -45,13 +48,14 @@ wai_type_find (GstTypeFind * tf, gpointer user_data)
   } else {
     return;                     /* no model embedded but not 96 bytes: not a header */
   }
-  gst_type_find_suggest (tf, prob, gst_static_caps_get (&wai_caps));
+  gst_type_find_suggest (tf, prob, gst_static_caps_get (rd32 (d +
+              GST_WAI_FRAME_COUNT_OFFSET) == 1 ? &wai_image_caps : &wai_caps));
 }
 
 static gboolean
 wai_type_find_register (GstPlugin * plugin)
 {
-  GstCaps *caps = gst_static_caps_get (&wai_caps);
+  GstCaps *caps = gst_static_caps_get (&wai_all_caps);
   gboolean ret = gst_type_find_register (plugin, "video/x-wai", GST_RANK_PRIMARY,
       wai_type_find, "wai", caps, NULL, NULL);
 

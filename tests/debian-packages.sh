@@ -122,8 +122,8 @@ expect 0 "gst-launch-1.0 playbin (fake sinks)" -- clean timeout 120 gst-launch-1
     "uri=file://$sample" video-sink=fakesink audio-sink=fakesink
 check "playbin reached the end of the stream" -- grep -q "EOS" "$tmp/out"
 expect 0 "gst-discoverer-1.0 samples/coffee-q3.wai" -- clean timeout 120 gst-discoverer-1.0 "$sample"
-check "discoverer reports a 600x400 video" -- sh -c \
-    'grep -q "video" "$1" && grep -Eq "Width: 600" "$1" && grep -Eq "Height: 400" "$1"' sh "$tmp/out"
+check "discoverer reports a 600x400 image (one picture: image/x-wai)" -- sh -c \
+    'grep -q "video(image) #0: image/x-wai" "$1" && grep -Eq "Width: 600" "$1" && grep -Eq "Height: 400" "$1"' sh "$tmp/out"
 expect 0 "gst-launch-1.0 filesrc ! waidec ! filesink" -- clean timeout 120 gst-launch-1.0 -q \
     filesrc "location=$sample" ! waidec ! filesink "location=$tmp/run/gst.rgb"
 check "GStreamer decode has the manifest's hash" -- \

@@ -94,6 +94,36 @@ mode_pipelines() {
         cat "$tmp/log" >&2
         fail "gst-launch-1.0 filesrc ! waidec ! ... ! filesink: wrong output or failure"
     fi
+    # a still picture is shown as GStreamer shows a PNG: gst-play-1.0 (a player with a bus
+    # watch) plays a still and a video to their end (it closes at EOS, --wait-on-eos keeps the
+    # picture), and imagefreeze repeats the decoded picture behind decodebin
+    still=$(awk '$3 == 1 { print; exit }' "$tmp/streams")
+    if [ -n "$still" ]; then
+        set -- $still
+        if command -v gst-play-1.0 > /dev/null 2>&1; then
+            if timeout 60 gst-play-1.0 --videosink=fakesink --audiosink=fakesink "$1" \
+                    "$data/gst-multi.wai" < /dev/null > "$tmp/log" 2>&1 &&
+                grep -q 'Reached end of play list' "$tmp/log"; then
+                ok
+            else
+                cat "$tmp/log" >&2
+                fail "gst-play-1.0 on a still ($1) and a video: did not play to the end"
+            fi
+        fi
+        if decode "$1" "$4" "$5" "$tmp/frozen.rgb" decodebin ! imagefreeze num-buffers=3; then
+            frame=$(($4 * $5 * 3))
+            head -c "$frame" "$tmp/frozen.rgb" > "$tmp/f1.rgb"
+            if [ "$(wc -c < "$tmp/frozen.rgb")" -eq $((3 * frame)) ] &&
+                [ "$(sha "$tmp/f1.rgb")" = "$2" ] &&
+                cat "$tmp/f1.rgb" "$tmp/f1.rgb" "$tmp/f1.rgb" | cmp -s - "$tmp/frozen.rgb"; then
+                ok
+            else
+                fail "decodebin ! imagefreeze num-buffers=3 on $1: not three copies of the picture"
+            fi
+        else
+            fail "decodebin ! imagefreeze on $1: pipeline failed"
+        fi
+    fi
     while read -r f hash n w h; do
         echo "checking $f ($n frames, ${w}x$h)"
         check_hash "$f" "$hash" "$w" "$h" "waidec" waidec
@@ -138,15 +168,20 @@ mode_discoverer() {
             fail "gst-discoverer-1.0 failed on $f"
             continue
         fi
-        grep -q 'video/x-wai' "$tmp/disc" || fail "$f: discoverer shows no video/x-wai caps"
         grep -q "Width: $w\$" "$tmp/disc" || fail "$f: discoverer width is not $w"
         grep -q "Height: $h\$" "$tmp/disc" || fail "$f: discoverer height is not $h"
         dur=$(sed -n 's/^ *Duration: //p' "$tmp/disc" | head -n 1)
         if [ "$n" -eq 1 ]; then
-            # one picture: a still, like a PNG (framerate 0/1, no duration)
+            # one picture: an image, as gst-discoverer-1.0 shows a PNG ("video(image) #0:
+            # image/png"): image/x-wai caps, framerate 0/1, no duration
+            grep -q '^  video(image) #0: image/x-wai, parsed=(boolean)true' "$tmp/disc" ||
+                fail "$f: one picture, but discoverer does not report an image/x-wai image stream"
             [ "$dur" = 0:00:00.000000000 ] || fail "$f: one picture, but duration $dur"
             grep -q 'Frame rate: 0/1$' "$tmp/disc" || fail "$f: one picture, but not framerate 0/1"
         else
+            grep -q '^  video #0: video/x-wai, parsed=(boolean)true' "$tmp/disc" ||
+                fail "$f: $n frames, but discoverer does not report a video/x-wai video stream"
+            grep -q 'image' "$tmp/disc" && fail "$f: $n frames, but discoverer mentions an image"
             case $dur in
                 ''|0:00:00.000000000|99:99:99*) fail "$f: no duration ($dur)" ;;
             esac
@@ -154,6 +189,16 @@ mode_discoverer() {
         grep -q 'Seekable: yes' "$tmp/disc" || fail "$f: not seekable"
         ok
     done < "$tmp/streams"
+    # the same through the GstDiscoverer API's image flag, without -v: the one-picture vector
+    # is an image, the 5-frame stream is not
+    if [ -f "${WAI_SOURCE_ROOT:-}/vectors/v01-64x64.wai" ]; then
+        gst-discoverer-1.0 "$WAI_SOURCE_ROOT/vectors/v01-64x64.wai" > "$tmp/disc" 2>&1
+        grep -q '^  video(image) #0: image/x-wai$' "$tmp/disc" ||
+            { cat "$tmp/disc" >&2; fail "v01 (one picture): gst-discoverer-1.0 does not say image"; }
+    fi
+    gst-discoverer-1.0 "$data/gst-multi.wai" > "$tmp/disc" 2>&1
+    grep -q '^  video #0: video/x-wai$' "$tmp/disc" ||
+        { cat "$tmp/disc" >&2; fail "gst-multi.wai (5 frames): gst-discoverer-1.0 does not say video"; }
     # 5 frames at 25/1 fps: exactly 0.2 s
     gst-discoverer-1.0 "$data/gst-multi.wai" 2>&1 | grep -q 'Duration: 0:00:00.200000000' ||
         fail "gst-multi.wai: duration is not 0:00:00.200000000"

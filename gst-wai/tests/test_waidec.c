@@ -250,8 +250,13 @@ static GstFlowReturn
 run_raw_format (GstHarness * h, const Stream * s, GstFormat format)
 {
   GstFlowReturn ret;
+  /* the caps typefinding gives (image/x-wai for a still picture), as under decodebin */
+  GstCaps *caps = s->size ? gst_type_find_helper_for_data (NULL, s->data, s->size, NULL) : NULL;
 
-  gst_harness_set_src_caps_str (h, "video/x-wai");
+  if (caps)
+    gst_harness_set_src_caps (h, caps);
+  else
+    gst_harness_set_src_caps_str (h, "video/x-wai");
   if (format != GST_FORMAT_TIME) {
     GstSegment seg;
 
@@ -339,6 +344,18 @@ GST_START_TEST (test_vectors)
       g_free (sum);
       fail_unless_equals_int (run_raw (hh, &s), GST_FLOW_OK);
       check_output (hh, &ref, frames, NULL);
+      gst_harness_teardown (hh);
+      /* waiparse: image/x-wai for a still picture (frame_count 1), video/x-wai else */
+      hh = gst_harness_new ("waiparse");
+      fail_unless_equals_int (run_raw (hh, &s), GST_FLOW_OK);
+      {
+        GstCaps *pc = gst_pad_get_current_caps (hh->sinkpad);
+
+        fail_unless (pc != NULL);
+        fail_unless_equals_string (gst_structure_get_name (gst_caps_get_structure (pc, 0)),
+            ref.info.frame_count == 1 ? "image/x-wai" : "video/x-wai");
+        gst_caps_unref (pc);
+      }
       gst_harness_teardown (hh);
       ref_clear (&ref);
       stream_free (&s);
@@ -847,6 +864,22 @@ GST_START_TEST (test_typefind)
   fail_unless (gst_structure_has_name (gst_caps_get_structure (caps, 0), "video/x-wai"));
   fail_unless_equals_int (prob, GST_TYPE_FIND_MAXIMUM);
   gst_caps_unref (caps);
+  /* frame_count 1 (the typefinder reads the field, not the CRC): a still picture, like a
+   * PNG; 0 (unknown) and 2: video */
+  for (guint32 fc = 0; fc <= 2; fc++) {
+    guint8 saved[4];
+
+    memcpy (saved, s.data + 44, 4);
+    s.data[44] = (guint8) fc;
+    s.data[45] = s.data[46] = s.data[47] = 0;
+    caps = gst_type_find_helper_for_data (NULL, s.data, s.size, &prob);
+    fail_unless (caps != NULL);
+    fail_unless_equals_string (gst_structure_get_name (gst_caps_get_structure (caps, 0)),
+        fc == 1 ? "image/x-wai" : "video/x-wai");
+    fail_unless_equals_int (prob, GST_TYPE_FIND_MAXIMUM);
+    gst_caps_unref (caps);
+    memcpy (s.data + 44, saved, 4);
+  }
   /* a header alone is still recognised */
   caps = gst_type_find_helper_for_data (NULL, s.data, 96, &prob);
   fail_unless (caps != NULL);
@@ -885,6 +918,25 @@ GST_START_TEST (test_registry)
       GST_RANK_PRIMARY);
   fail_unless (gst_element_factory_list_is_type (f, GST_ELEMENT_FACTORY_TYPE_PARSER));
   gst_object_unref (f);
+  /* decodebin finds the parser and the decoder for both media types */
+  for (guint i = 0; i < 2; i++) {
+    GstCaps *caps = gst_caps_from_string (i ? "image/x-wai" : "video/x-wai");
+    GList *all = gst_element_factory_list_get_elements (GST_ELEMENT_FACTORY_TYPE_DECODABLE,
+        GST_RANK_MARGINAL);
+    GList *ok = gst_element_factory_list_filter (all, caps, GST_PAD_SINK, FALSE);
+    gboolean dec = FALSE, parse = FALSE;
+
+    for (GList * l = ok; l; l = l->next) {
+      const gchar *name = gst_plugin_feature_get_name (GST_PLUGIN_FEATURE (l->data));
+
+      dec |= !strcmp (name, "waidec");
+      parse |= !strcmp (name, "waiparse");
+    }
+    fail_unless (dec && parse, "no waidec or waiparse for %" GST_PTR_FORMAT, (gpointer) caps);
+    gst_plugin_feature_list_free (ok);
+    gst_plugin_feature_list_free (all);
+    gst_caps_unref (caps);
+  }
 }
 
 GST_END_TEST;
