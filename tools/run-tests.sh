@@ -2,7 +2,8 @@
 # The whole WAI test suite, as CI runs it:
 #   1. normal build (gcc): unit tests, vectors, CLI, checkasm, Vulkan on lavapipe, GStreamer
 #   2. the same unit and vector tests under ASan + UBSan (clang), then under TSan (clang)
-#   3. the FFmpeg patch series and VLC: apply, build, test      (WAI_SKIP_FFMPEG=1 skips)
+#   3. the FFmpeg patch series (5.1, then 7.1) and VLC: apply, build, test
+#                                       (WAI_SKIP_FFMPEG=1 skips; WAI_SKIP_FFMPEG71=1 only 7.1)
 #   4. libFuzzer targets for a bounded time each  (WAI_FUZZ_SECONDS, default 30; WAI_FUZZ_SEED, default 1)
 #   5. cross builds under qemu: aarch64 (NEON) and i386, bounded  (WAI_SKIP_CROSS=1 skips)
 #   6. planted faults: each must be caught by its test            (WAI_SKIP_PLANTED=1 skips)
@@ -89,6 +90,8 @@ TSAN_OPTIONS=halt_on_error=1 SAN_WRAP="setarch $(uname -m) -R" \
 # 3. FFmpeg series and VLC
 if [ "${WAI_SKIP_FFMPEG:-0}" != 1 ] && [ -x tests/ffmpeg/run.sh ]; then
     run_counted "ffmpeg series" test-logs/ffmpeg.log tests/ffmpeg/run.sh
+    [ "${WAI_SKIP_FFMPEG71:-0}" = 1 ] ||
+        run_counted "ffmpeg 7.1 series" test-logs/ffmpeg-7.1.log env FFMPEG_SERIES=7.1 tests/ffmpeg/run.sh
     [ -x tests/ffmpeg/vlc.sh ] && run_counted "vlc" test-logs/vlc.log tests/ffmpeg/vlc.sh
 fi
 

@@ -8,6 +8,8 @@
 #   WAI_BUILD      meson build dir of libwai-core         (default $WAI_EXT_BUILD/libwai)
 #   WAI_PREFIX     where that build installs libwai-core  (default $WAI_EXT_BUILD/libwai-prefix)
 #   FFMPEG_WORK    ffmpeg-patches/build.sh work dir       (default $WAI_EXT_BUILD/ffmpeg)
+#                  of the FFmpeg 5.1 series
+#   FFMPEG71_WORK  the same for the FFmpeg 7.1 series     (default $WAI_EXT_BUILD/ffmpeg-7.1)
 #   VLC_BUILD      where the vlc-wai plugin is built      (default $WAI_EXT_BUILD/vlc)
 #   (tests/fuzz/ffmpeg/build.sh: FUZZ_WORK, default $WAI_EXT_BUILD/ffmpeg-fuzz, or
 #   $WAI_EXT_BUILD/ffmpeg-cov with COVERAGE=1)
@@ -19,4 +21,5 @@ WAI_EXT_BUILD=$(wai_abs_dir "${WAI_EXT_BUILD:-$ROOT/build-ext}")
 WAI_BUILD=$(wai_abs_dir "${WAI_BUILD:-$WAI_EXT_BUILD/libwai}")
 WAI_PREFIX=$(wai_abs_dir "${WAI_PREFIX:-$WAI_EXT_BUILD/libwai-prefix}")
 FFMPEG_WORK=$(wai_abs_dir "${FFMPEG_WORK:-$WAI_EXT_BUILD/ffmpeg}")
+FFMPEG71_WORK=$(wai_abs_dir "${FFMPEG71_WORK:-$WAI_EXT_BUILD/ffmpeg-7.1}")
 VLC_BUILD=$(wai_abs_dir "${VLC_BUILD:-$WAI_EXT_BUILD/vlc}")

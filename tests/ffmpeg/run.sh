@@ -1,10 +1,11 @@
 #!/bin/sh
 # End-to-end tests of the FFmpeg WAI patch series (ffmpeg-patches/) on the conformance vectors.
 #
-#   tests/ffmpeg/run.sh
+#   tests/ffmpeg/run.sh                      the FFmpeg 5.1 series (Debian 12's FFmpeg)
+#   FFMPEG_SERIES=7.1 tests/ffmpeg/run.sh    the FFmpeg 7.1 series (Debian 13's FFmpeg)
 #
 # Builds libwai-core (meson, into a prefix), builds the patched FFmpeg with
-# ffmpeg-patches/build.sh, then for every vector of vectors/manifest.txt
+# ffmpeg-patches/build.sh (FFMPEG_SERIES 5.1 or 7.1), then for every vector of vectors/manifest.txt
 # (lines "<file> <sha256 of decoded RGB24> <frames> <W>x<H>") checks:
 #   decode    ffmpeg -i V -f rawvideo -pix_fmt rgb24 -  has the pinned SHA-256 and size
 #   pipe      the same from a pipe (probe without a file name, no index)
@@ -19,6 +20,7 @@
 # then encoding (libwai encoder, wai muxer; models/wai-q3.*): a PNG and raw RGB24 of 1, 3 and
 # 21 frames to .wai, each decoded by the tree's CLI (wai decode --sha256) and by ffmpeg to the
 # same bytes; header frame_count/size/rate; pipe output; -c copy; missing models fail cleanly;
+# the muxer refuses a non-WAI stream;
 # then the FATE tests (make fate-libwai) and, if built, the parser test.
 # Prints "ffmpeg: N passed, M failed"; exits 1 on any failure.
 #
@@ -26,7 +28,9 @@
 #   WAI_EXT_BUILD where the builds go               (default <repo>/build-ext, git ignores it)
 #   WAI_BUILD     meson build dir of libwai-core   (default $WAI_EXT_BUILD/libwai)
 #   WAI_PREFIX    where libwai-core is installed    (default $WAI_EXT_BUILD/libwai-prefix)
+#   FFMPEG_SERIES 5.1 (default) or 7.1: which series (ffmpeg-patches/ or ffmpeg-patches/7.1/)
 #   FFMPEG_WORK   ffmpeg-patches/build.sh work dir  (default $WAI_EXT_BUILD/ffmpeg)
+#                 of the 5.1 series; FFMPEG71_WORK that of the 7.1 one ($WAI_EXT_BUILD/ffmpeg-7.1)
 #                 (tests/ffmpeg/dirs.sh sets these defaults, for every script that uses them)
 #   VECTORS       directory with manifest.txt       (default <repo>/vectors)
 #   SKIP_BUILD=1  use the existing builds as they are
@@ -34,7 +38,14 @@
 set -u
 
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-. "$ROOT/tests/ffmpeg/dirs.sh"    # WAI_BUILD, WAI_PREFIX, FFMPEG_WORK
+. "$ROOT/tests/ffmpeg/dirs.sh"    # WAI_BUILD, WAI_PREFIX, FFMPEG_WORK, FFMPEG71_WORK
+FFMPEG_SERIES=${FFMPEG_SERIES:-5.1}
+case $FFMPEG_SERIES in
+    5.1) ;;
+    7.1) FFMPEG_WORK=$FFMPEG71_WORK ;;
+    *) echo "FAIL FFMPEG_SERIES must be 5.1 or 7.1, not '$FFMPEG_SERIES'"; echo "ffmpeg: 0 passed, 1 failed"; exit 1 ;;
+esac
+echo "== FFmpeg $FFMPEG_SERIES series, work dir $FFMPEG_WORK"
 VECTORS=${VECTORS:-$ROOT/vectors}
 TMP=$(mktemp -d /tmp/wai-ffmpeg-test.XXXXXX)
 [ "${KEEP:-0}" = 1 ] || trap 'rm -rf "$TMP"' EXIT
@@ -43,6 +54,10 @@ pass=0; fail=0
 ok()  { pass=$((pass + 1)); echo "PASS $*"; }
 bad() { fail=$((fail + 1)); echo "FAIL $*"; }
 finish() {
+    # a crash in a run that no check looked at is a failure too
+    if [ -s "${SIGNALS:-/nonexistent}" ]; then
+        bad "ffmpeg killed by a signal: $(head -c 300 "$SIGNALS")"; : >"$SIGNALS"
+    fi
     echo "ffmpeg: $pass passed, $fail failed"
     [ "$fail" -eq 0 ] && exit 0
     exit 1
@@ -95,13 +110,31 @@ EOF
 if [ "${SKIP_BUILD:-0}" != 1 ]; then
     echo "== building libwai-core into $WAI_PREFIX"
     build_libwai || { bad "build libwai-core"; finish; }
-    echo "== building FFmpeg in $FFMPEG_WORK (log: $FFMPEG_WORK/build.log)"
-    WAI_PREFIX=$WAI_PREFIX "$ROOT/ffmpeg-patches/build.sh" "$FFMPEG_WORK" ||
+    echo "== building FFmpeg $FFMPEG_SERIES in $FFMPEG_WORK (log: $FFMPEG_WORK/build.log)"
+    FFMPEG_SERIES=$FFMPEG_SERIES WAI_PREFIX=$WAI_PREFIX "$ROOT/ffmpeg-patches/build.sh" "$FFMPEG_WORK" ||
         { bad "build ffmpeg"; finish; }
 fi
 [ -f "$FFMPEG_WORK/env.sh" ] || { bad "no FFmpeg build in $FFMPEG_WORK"; finish; }
 . "$FFMPEG_WORK/env.sh"
-FF="$FFMPEG_WORK/install/bin/ffmpeg -nostdin -hide_banner -v error"
+# ffmpeg runs under a wrapper that tells a crash from an error exit: FFmpeg 7.x's ffmpeg exits
+# with the low byte of a negative AVERROR (183 for AVERROR_INVALIDDATA, 254 for ENOENT), which
+# the shell's $? cannot tell from 128 + a signal number. The wrapper passes the exit status on
+# and writes the number of a signal that killed the program to $SIGNALS (see clean_fail).
+SIGNALS=$TMP/signals; : >"$SIGNALS"
+cat >"$TMP/nosig" <<'EOF'
+#!/usr/bin/perl
+my $r = system { $ARGV[0] } @ARGV;
+if ($r == -1) { print STDERR "nosig: cannot run $ARGV[0]: $!\n"; exit 127; }
+if ($r & 127) {
+    my $f;
+    print $f ($r & 127), " $ARGV[0]\n" if open($f, '>>', $ENV{WAI_TEST_SIGNALS});
+    exit(128 + ($r & 127));
+}
+exit($r >> 8);
+EOF
+chmod +x "$TMP/nosig"
+export WAI_TEST_SIGNALS="$SIGNALS"
+FF="$TMP/nosig $FFMPEG_WORK/install/bin/ffmpeg -nostdin -hide_banner -v error"
 FP="$FFMPEG_WORK/install/bin/ffprobe -hide_banner -v error"
 
 # Models: the installed model directory and the build tree's (for vectors without an
@@ -126,8 +159,11 @@ fi
 sha() { sha256sum | cut -d' ' -f1; }
 u32() { od -An -tu4 -j "$2" -N4 "$1" | tr -d ' '; }   # little-endian u32 at an offset
 gcd() { a=$1; b=$2; while [ "$b" -ne 0 ]; do t=$((a % b)); a=$b; b=$t; done; echo "$a"; }
-# rc of a command that must fail cleanly: nonzero, and not killed by a signal
-clean_fail() { [ "$1" -ne 0 ] && [ "$1" -lt 128 ]; }
+# no $FF run was killed by a signal since the last look ($SIGNALS, which this empties)
+no_signal() { [ -s "$SIGNALS" ] || return 0; : >"$SIGNALS"; return 1; }
+# rc of an $FF that must fail cleanly: nonzero, and not killed by a signal (5.1's ffmpeg exits
+# with 1 or 69 here, 7.1's also with the low byte of the AVERROR: 183, ...)
+clean_fail() { no_signal || return 1; [ "$1" -ne 0 ]; }
 damage() {   # damage FILE OFFSET OUT: copy with one byte inverted
     cp "$1" "$3"
     b=$(od -An -tu1 -j "$2" -N1 "$1" | tr -d ' ')
@@ -207,7 +243,7 @@ while read -r file hash frames dims rest || [ -n "${file:-}" ]; do
     damage "$v" $((hdr + 40)) "$TMP/bad-pay.wai"       # inside frame 0's payload
     $FF -i "$TMP/bad-pay.wai" -f null - >/dev/null 2>&1; rc1=$?
     $FF -xerror -i "$TMP/bad-pay.wai" -f null - >/dev/null 2>&1; rc2=$?
-    [ $rc1 -lt 128 ] && clean_fail $rc2 && ok "$n damaged payload (rc=$rc1, -xerror rc=$rc2)" ||
+    clean_fail $rc2 && ok "$n damaged payload (rc=$rc1, -xerror rc=$rc2)" ||
         bad "$n damaged payload: rc=$rc1, -xerror rc=$rc2"
 
     if [ "$frames" -ge 2 ]; then   # the other frames still decode, to the same bytes
@@ -359,6 +395,12 @@ else
     clean_fail $rc && grep -q "Qualities with a model pair there: 3$" "$TMP/e.err" &&
         ok "encode quality 4 without its model (rc=$rc, names quality 3)" ||
         bad "encode quality 4 without its model: rc=$rc; $(head -c 300 "$TMP/e.err")"
+    # the muxer takes one WAI video stream only (5.1: its init checks; 7.1: lavf's generic
+    # check, FF_OFMT_FLAG_ONLY_DEFAULT_CODECS)
+    $FF -f rawvideo -pix_fmt rgb24 -s 8x8 -i /dev/zero -frames:v 1 -c:v png -f wai "$TMP/e10.wai" \
+        >/dev/null 2>"$TMP/e.err"; rc=$?
+    clean_fail $rc && grep -Eq "Only one WAI video stream|supports only codec wai" "$TMP/e.err" &&
+        ok "muxer refuses a PNG stream (rc=$rc)" || bad "muxer refuses a PNG stream: rc=$rc; $(head -c 300 "$TMP/e.err")"
 fi
 
 # --- parser ------------------------------------------------------------------------------
