@@ -32,6 +32,45 @@
 /* The media type of a stream with this header. */
 #define GST_WAI_MEDIA_TYPE(info) (GST_WAI_IS_STILL (info) ? GST_WAI_IMAGE_CAPS : GST_WAI_CAPS)
 
+/* gst-launch-1.0 (1.22, and GStreamer's main branch as of 2025) quits its main loop from a bus
+ * *sync* handler when it prints an error, in the thread that posts the error. If that happens
+ * before its main thread has entered g_main_loop_run(), the quit is lost (g_main_loop_run() marks
+ * the loop running again), and since a bin that saw an error never completes its preroll,
+ * nothing else ends the run: it hangs. Any element whose streaming thread fails within a few
+ * milliseconds of the start meets it (`filesrc location=garbage ! jpegdec ! fakesink` hangs in
+ * about half the runs here).
+ *
+ * So waiparse and waidec post a fatal error from a streaming thread only once the application
+ * has taken the messages already waiting on the pipeline's bus (the state changes and stream
+ * start of the preroll are there): gst-launch-1.0 takes them only in its main loop, so when the
+ * queue is empty the loop runs and the quit holds. An application that reads its bus from a
+ * main loop, with gst_bus_timed_pop*() or a sync handler that drops the messages empties it at
+ * once; one that reads nothing within GST_WAI_ERROR_WAIT_US gets the error then. No wait outside
+ * a pipeline (a GstHarness), while a state change of the element is under way in any thread
+ * (errors of a start check, in the application's thread, fail the state change instead; and an
+ * application shutting the pipeline down is not held up), or when the bus is flushing. */
+#define GST_WAI_ERROR_WAIT_US (G_USEC_PER_SEC)
+
+static inline void
+gst_wai_wait_for_bus_reader (GstElement * element)
+{
+  GstObject *top = gst_object_ref (GST_OBJECT (element)), *parent;
+  gint64 end = g_get_monotonic_time () + GST_WAI_ERROR_WAIT_US;
+
+  while ((parent = gst_object_get_parent (top))) {
+    gst_object_unref (top);
+    top = parent;
+  }
+  if (GST_IS_PIPELINE (top)) {
+    GstBus *bus = gst_pipeline_get_bus (GST_PIPELINE (top));
+
+    while (bus && gst_bus_have_pending (bus) && g_get_monotonic_time () < end)
+      g_usleep (1000);
+    gst_clear_object (&bus);
+  }
+  gst_object_unref (top);
+}
+
 /* What is wrong with the first bytes of a raw stream (spec 2: a stream starts with its sequence
  * header), in words a user can act on: empty, not WAI at all, or a WAI header that is damaged,
  * cut short or of a version this library does not know. data/size: the bytes from offset 0;

@@ -76,6 +76,7 @@ struct _GstWaiDec
   gboolean fatal;               /* an error was posted: refuse data, say nothing more */
   gboolean got_data;            /* raw input: any bytes arrived (an empty stream is an error) */
   gchar open_msg[512];          /* why the last wai_decoder_open failed (log callback) */
+  gpointer changing_state;      /* the thread in change_state, or NULL */
 };
 
 static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE ("sink",
@@ -913,6 +914,31 @@ gst_wai_dec_finalize (GObject * object)
   G_OBJECT_CLASS (parent_class)->finalize (object);
 }
 
+/* The thread changing the element's state is noted: an error posted while a state change is
+ * under way is not held back (see gst_wai_wait_for_bus_reader). */
+static GstStateChangeReturn
+gst_wai_dec_change_state (GstElement * element, GstStateChange transition)
+{
+  GstWaiDec *self = GST_WAI_DEC (element);
+  GstStateChangeReturn ret;
+
+  g_atomic_pointer_set (&self->changing_state, g_thread_self ());
+  ret = GST_ELEMENT_CLASS (parent_class)->change_state (element, transition);
+  g_atomic_pointer_set (&self->changing_state, NULL);
+  return ret;
+}
+
+/* Every error message of the element (its own and its base class's) passes here: one from a
+ * streaming thread waits until the application reads its bus (gstwaicommon.h). */
+static gboolean
+gst_wai_dec_post_message (GstElement * element, GstMessage * message)
+{
+  if (GST_MESSAGE_TYPE (message) == GST_MESSAGE_ERROR &&
+      !g_atomic_pointer_get (&GST_WAI_DEC (element)->changing_state))
+    gst_wai_wait_for_bus_reader (element);
+  return GST_ELEMENT_CLASS (parent_class)->post_message (element, message);
+}
+
 static void
 gst_wai_dec_class_init (GstWaiDecClass * klass)
 {
@@ -956,6 +982,8 @@ gst_wai_dec_class_init (GstWaiDecClass * klass)
           1, G_MAXUINT64, DEFAULT_MAX_MEMORY,
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY));
 
+  element_class->change_state = GST_DEBUG_FUNCPTR (gst_wai_dec_change_state);
+  element_class->post_message = GST_DEBUG_FUNCPTR (gst_wai_dec_post_message);
   gst_element_class_add_static_pad_template (element_class, &sink_template);
   gst_element_class_add_static_pad_template (element_class, &src_template);
   gst_element_class_set_static_metadata (element_class, "WAI video decoder",

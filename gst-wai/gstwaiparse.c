@@ -41,6 +41,7 @@ struct _GstWaiParse
   GstClockTime frame_dur;
   gboolean sent_tags;
   gboolean fatal;               /* an error was posted: say nothing more */
+  gpointer changing_state;      /* the thread in change_state, or NULL */
 };
 
 static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE ("sink",
@@ -311,12 +312,39 @@ gst_wai_parse_set_sink_caps (GstBaseParse * parse, GstCaps * caps)
   return ok && !caps_failed;
 }
 
+/* The thread changing the element's state is noted: an error posted while a state change is
+ * under way is not held back (see gst_wai_wait_for_bus_reader). */
+static GstStateChangeReturn
+gst_wai_parse_change_state (GstElement * element, GstStateChange transition)
+{
+  GstWaiParse *self = GST_WAI_PARSE (element);
+  GstStateChangeReturn ret;
+
+  g_atomic_pointer_set (&self->changing_state, g_thread_self ());
+  ret = GST_ELEMENT_CLASS (parent_class)->change_state (element, transition);
+  g_atomic_pointer_set (&self->changing_state, NULL);
+  return ret;
+}
+
+/* Every error message of the element (its own and its base class's) passes here: one from a
+ * streaming thread waits until the application reads its bus (gstwaicommon.h). */
+static gboolean
+gst_wai_parse_post_message (GstElement * element, GstMessage * message)
+{
+  if (GST_MESSAGE_TYPE (message) == GST_MESSAGE_ERROR &&
+      !g_atomic_pointer_get (&GST_WAI_PARSE (element)->changing_state))
+    gst_wai_wait_for_bus_reader (element);
+  return GST_ELEMENT_CLASS (parent_class)->post_message (element, message);
+}
+
 static void
 gst_wai_parse_class_init (GstWaiParseClass * klass)
 {
   GstElementClass *element_class = GST_ELEMENT_CLASS (klass);
   GstBaseParseClass *parse_class = GST_BASE_PARSE_CLASS (klass);
 
+  element_class->change_state = GST_DEBUG_FUNCPTR (gst_wai_parse_change_state);
+  element_class->post_message = GST_DEBUG_FUNCPTR (gst_wai_parse_post_message);
   gst_element_class_add_static_pad_template (element_class, &sink_template);
   gst_element_class_add_static_pad_template (element_class, &src_template);
   gst_element_class_set_static_metadata (element_class, "WAI stream parser",
@@ -332,8 +360,24 @@ gst_wai_parse_class_init (GstWaiParseClass * klass)
   GST_DEBUG_CATEGORY_INIT (gst_wai_parse_debug, "waiparse", 0, "WAI stream parser");
 }
 
+/* Push mode only, whatever upstream offers. In pull mode GstBaseParse starts its own streaming
+ * thread when the pad activates, and under decodebin that happens while decodebin sets the
+ * parser to PAUSED with the parser's error messages filtered (dropped when the state change
+ * succeeds, gstdecodebin2.c add_error_filter): on a small damaged file the thread can read the
+ * whole stream and post its error in that window, and the error is lost (playbin then ends
+ * with EOS and status 0, now and then). In push mode the data comes from typefind's thread,
+ * which pushes only once decodebin has plugged the parser and removed the filter. Seeking and
+ * the duration work in push mode too (byte seeks upstream; the duration from frame_count). */
+static gboolean
+gst_wai_parse_sink_activate (GstPad * pad, GstObject * parent)
+{
+  return gst_pad_activate_mode (pad, GST_PAD_MODE_PUSH, TRUE);
+}
+
 static void
 gst_wai_parse_init (GstWaiParse * self)
 {
   gst_wai_parse_reset (self);
+  gst_pad_set_activate_function (GST_BASE_PARSE_SINK_PAD (self),
+      GST_DEBUG_FUNCPTR (gst_wai_parse_sink_activate));
 }
