@@ -24,7 +24,13 @@
 #
 # Layout of WORKDIR: src/ (git repo: Debian source as the base commit, the series on top),
 # build/ (out-of-tree build), install/ (make install: bin/ffmpeg, bin/ffprobe, lib/),
-# env.sh (sets PATH and LD_LIBRARY_PATH), build.log. Running it again reuses all of them:
+# bin/ (wrappers that give the patched build to one command only, the calling shell keeps its
+# PATH and library path: ffmpeg-wai, ffprobe-wai, and with-wai-ffmpeg CMD [ARGS...], which runs
+# any program with install/bin first in PATH and install/lib first in LD_LIBRARY_PATH),
+# env.sh (sets PATH and LD_LIBRARY_PATH for a whole shell; as the build is minimal, the other
+# FFmpeg-based programs of that shell lose their usual formats: it says so, in a comment and
+# on stderr when sourced, unless WAI_FFMPEG_ENV_QUIET=1; the lists it gives of what the build
+# has and lacks come from configure's output), build.log. Running it again reuses all of them:
 # the source is re-patched only when the series changed, configure reruns only when its
 # arguments changed, make is incremental.
 set -eu
@@ -97,7 +103,7 @@ deb_versions() {
 have_series=$(cat "$WORK/.series" 2>/dev/null || echo 5.1)
 if [ -d "$SRC/.git" ] && [ "$have_series" != "$SERIES" ]; then
     log "$WORK holds the $have_series series: fetching the $SERIES source anew"
-    rm -rf "$SRC" "$BUILD" "$INST" "$WORK/env.sh"
+    rm -rf "$SRC" "$BUILD" "$INST" "$WORK/env.sh" "${WORK:?}/bin"
 fi
 
 if [ ! -d "$SRC/.git" ]; then
@@ -252,12 +258,162 @@ log "make -j$JOBS"
 run make -C "$BUILD" -j"$JOBS"
 run make -C "$BUILD" install
 
-cat >"$WORK/env.sh" <<EOF
-# source this: the patched FFmpeg first in PATH and the library path
-export PATH="$INST/bin:\$PATH"
-export LD_LIBRARY_PATH="$INST/lib:$WAI_LIBDIR\${LD_LIBRARY_PATH:+:\$LD_LIBRARY_PATH}"
+# --- wrappers and env.sh -----------------------------------------------------------------
+# What the build has, from configure's output (config.h; 7.x: config_components.h): KIND
+# (DECODER, ...) and VALUE (1: enabled, 0: disabled) give the lower-case names, sorted
+components() {
+    cat "$BUILD"/config*.h | sed -n "s/^#define CONFIG_\([A-Z0-9_]*\)_$1 $2\$/\1/p" |
+        grep -vx FRAME_THREAD | tr 'A-Z' 'a-z' | sort -u | tr '\n' ' ' | sed 's/ $//'
+}
+# those of NAMES that this build leaves out (names that configure knows, set to 0)
+lacks() {
+    kind=$1; shift
+    off=" $(components "$kind" 0) "
+    out=
+    for n in "$@"; do
+        case $off in *" $n "*) out="$out $n" ;; esac
+    done
+    printf '%s\n' "${out# }"
+}
+has_devices=$(printf '%s %s' "$(components INDEV 1)" "$(components OUTDEV 1)" | sed 's/^ *//; s/ *$//')
+sonames=$(cd "$INST/lib" && ls | grep -E '^lib.*\.so\.[0-9]+$' | sort | tr '\n' ' ' | sed 's/ $//')
+LIBPATH="$INST/lib:$WAI_LIBDIR"
+# The system's libraries of the same sonames, which LD_LIBRARY_PATH makes this build replace,
+# and the functions they export that this build does not (a program calling one fails to start)
+shadowed=; nmissing=0; missing_by=; missing=
+for so in $sonames; do
+    sys=$(PATH=$PATH:/sbin:/usr/sbin ldconfig -p 2>/dev/null | awk -v s="$so" '$1 == s { print $NF; exit }')
+    [ -n "$sys" ] && [ -f "$sys" ] || continue
+    shadowed="$shadowed $so"
+    command -v nm >/dev/null 2>&1 || continue
+    nm -D --defined-only "$sys" | awk 'NF >= 3 { sub(/@.*/, "", $3); print $3 }' | sort -u >"$WORK/sym.sys"
+    nm -D --defined-only "$INST/lib/$so" | awk 'NF >= 3 { sub(/@.*/, "", $3); print $3 }' | sort -u >"$WORK/sym.ours"
+    n=$(comm -23 "$WORK/sym.sys" "$WORK/sym.ours" | grep -c . || true)
+    if [ "$n" -gt 0 ]; then
+        nmissing=$((nmissing + n))
+        missing_by="$missing_by, $so: $n"
+        # av_rdft_end first where it is missing (Debian 12's ffplay stops on it), then others
+        missing="$missing $(comm -23 "$WORK/sym.sys" "$WORK/sym.ours" |
+            awk '$1 == "av_rdft_end" { print; next } { o[++n] = $1 } END { for (i = 1; i <= n && i <= 3; i++) print o[i] }' |
+            tr '\n' ' ')"
+    fi
+    rm -f "$WORK/sym.sys" "$WORK/sym.ours"
+done
+shadowed=${shadowed# }; missing_by=${missing_by#, }; missing=$(echo $missing)
+
+mkdir -p "$WORK/bin"
+# ffmpeg-wai, ffprobe-wai: this build's ffmpeg/ffprobe with its libraries first for that one
+# process (the binaries have a RUNPATH, but a caller's LD_LIBRARY_PATH would come before it)
+for tool in ffmpeg ffprobe; do
+    cat >"$WORK/bin/$tool-wai.tmp" <<EOF
+#!/bin/sh
+# $tool-wai: $tool of the WAI FFmpeg $SERIES series build in $WORK (written by
+# ffmpeg-patches/build.sh). The patched libraries are put first in the library path of this
+# one command; the calling shell keeps its own. A minimal build: see $WORK/env.sh.
+LD_LIBRARY_PATH="$LIBPATH\${LD_LIBRARY_PATH:+:\$LD_LIBRARY_PATH}"
+export LD_LIBRARY_PATH
+exec "$INST/bin/$tool" "\$@"
 EOF
+    chmod +x "$WORK/bin/$tool-wai.tmp"
+    mv "$WORK/bin/$tool-wai.tmp" "$WORK/bin/$tool-wai"
+done
+cat >"$WORK/bin/with-wai-ffmpeg.tmp" <<EOF
+#!/bin/sh
+# with-wai-ffmpeg CMD [ARGS...]: run CMD with the WAI FFmpeg $SERIES series build in $WORK
+# (written by ffmpeg-patches/build.sh): its bin/ first in PATH, its libraries first in
+# LD_LIBRARY_PATH, as $WORK/env.sh would give a whole shell, but for CMD (and what it starts)
+# alone; the calling shell keeps its own. E.g. with-wai-ffmpeg mpv a.wai (mpv loading
+# $sonames).
+# A minimal build: other formats are missing in CMD (see $WORK/env.sh).
+if [ \$# -eq 0 ]; then
+    echo "usage: with-wai-ffmpeg CMD [ARGS...]" >&2
+    exit 2
+fi
+PATH="$INST/bin:\$PATH"
+LD_LIBRARY_PATH="$LIBPATH\${LD_LIBRARY_PATH:+:\$LD_LIBRARY_PATH}"
+export PATH LD_LIBRARY_PATH
+exec "\$@"
+EOF
+chmod +x "$WORK/bin/with-wai-ffmpeg.tmp"
+mv "$WORK/bin/with-wai-ffmpeg.tmp" "$WORK/bin/with-wai-ffmpeg"
+
+# env.sh: what it does and what it breaks, as a comment and (unless WAI_FFMPEG_ENV_QUIET is
+# set) on stderr when sourced. The "has"/"lacks" lines are checked against the built ffmpeg
+# by tests/ffmpeg/env-check.sh.
+{
+    echo "env.sh of the WAI FFmpeg $SERIES series build in $WORK"
+    echo "(written by ffmpeg-patches/build.sh)."
+    echo "Sourcing it gives this build to the WHOLE shell and every program started from it:"
+    echo "  PATH             ffmpeg and ffprobe are this build's ($INST/bin), not the system's;"
+    echo "  LD_LIBRARY_PATH  $INST/lib (and libwai's) first: a program that loads"
+    echo "                   $sonames"
+    echo "                   loads this build's."
+    if [ -n "$shadowed" ]; then
+        echo "  shadows:         $shadowed"
+        echo "                   (the system has libraries of these sonames: its ffmpeg, ffprobe, ffplay,"
+        echo "                   mpv, VLC and other FFmpeg-based programs get this build instead)"
+    else
+        echo "  shadows:         none"
+        echo "                   (the system has no library of these sonames: its FFmpeg-based programs"
+        echo "                   keep their own; where the system's FFmpeg has this major version,"
+        echo "                   they would get this build)"
+    fi
+    echo "This is a MINIMAL build (configure --disable-everything, then WAI and what the series'"
+    echo "tests need), so a program that uses it loses its usual formats: there is only what is"
+    echo "listed under \"has\" (no H.264, no mp4, no audio decoder, no network protocol)."
+    if [ "$nmissing" -gt 0 ]; then
+        echo "It exports $nmissing functions fewer than the system's libraries of the same sonames"
+        echo "($missing_by; some are listed under \"missing functions\"): a program that calls one"
+        case " $missing " in
+        *" av_rdft_end "*)
+            echo "does not start (Debian 12's ffplay: \"undefined symbol: av_rdft_end, version LIBAVCODEC_59\")." ;;
+        *)  echo "does not start (\"undefined symbol\")." ;;
+        esac
+    fi
+    echo "  has decoders:      $(components DECODER 1)"
+    echo "  has encoders:      $(components ENCODER 1)"
+    echo "  has parsers:       $(components PARSER 1)"
+    echo "  has demuxers:      $(components DEMUXER 1)"
+    echo "  has muxers:        $(components MUXER 1)"
+    echo "  has protocols:     $(components PROTOCOL 1)"
+    echo "  has bsfs:          $(components BSF 1)"
+    echo "  has filters:       $(components FILTER 1) (and buffer, buffersink, abuffer, abuffersink)"
+    echo "  has devices:       ${has_devices:-none}"
+    echo "  lacks decoders:    $(lacks DECODER h264 hevc vp8 vp9 av1 libdav1d mpeg2video mpeg4 mjpeg aac ac3 mp3 opus vorbis flac)"
+    echo "  lacks encoders:    $(lacks ENCODER libx264 libx265 libvpx_vp9 libaom_av1 mpeg4 mjpeg aac libopus)"
+    echo "  lacks demuxers:    $(lacks DEMUXER mov mpegts avi flv ogg mp3 wav aac yuv4mpegpipe hls)"
+    echo "  lacks muxers:      $(lacks MUXER mp4 mov mpegts webm avi ogg mp3 yuv4mpegpipe)"
+    echo "  lacks protocols:   $(lacks PROTOCOL http https tcp udp rtmp hls)"
+    [ -z "$missing" ] || echo "  missing functions: $missing"
+    echo "To use the patched FFmpeg without any of this, run the wrappers instead: they set the"
+    echo "library path for that one command, and the calling shell keeps its own:"
+    echo "  $WORK/bin/ffmpeg-wai ARGS"
+    echo "  $WORK/bin/ffprobe-wai ARGS"
+    echo "  $WORK/bin/with-wai-ffmpeg CMD [ARGS...]   (CMD with this PATH and library path)"
+    echo "WAI_FFMPEG_ENV_QUIET=1 silences this message when sourcing (the tests set it)."
+} >"$WORK/env.txt.tmp"
+{
+    sed 's/^/# /; s/ $//' "$WORK/env.txt.tmp"
+    echo "# Configured with: $*"
+    cat <<EOF
+export PATH="$INST/bin:\$PATH"
+export LD_LIBRARY_PATH="$LIBPATH\${LD_LIBRARY_PATH:+:\$LD_LIBRARY_PATH}"
+if [ -z "\${WAI_FFMPEG_ENV_QUIET:-}" ]; then
+    cat >&2 <<'WAI_ENV_EOF'
+EOF
+    cat "$WORK/env.txt.tmp"
+    cat <<EOF
+WAI_ENV_EOF
+fi
+EOF
+} >"$WORK/env.sh.tmp"
+rm -f "$WORK/env.txt.tmp"
+mv "$WORK/env.sh.tmp" "$WORK/env.sh"
 
 "$INST/bin/ffmpeg" -hide_banner -decoders 2>/dev/null | grep -q libwai || die "built ffmpeg has no libwai decoder"
 "$INST/bin/ffmpeg" -hide_banner -encoders 2>/dev/null | grep -q libwai || die "built ffmpeg has no libwai encoder"
-log "done: $INST/bin/ffmpeg, $INST/bin/ffprobe, libs in $INST/lib; source $WORK/env.sh"
+log "done: $INST/bin/ffmpeg, $INST/bin/ffprobe, libs in $INST/lib"
+log "run them as $WORK/bin/ffmpeg-wai, $WORK/bin/ffprobe-wai, or any program as"
+log "  $WORK/bin/with-wai-ffmpeg CMD [ARGS...] (the patched libraries for CMD alone);"
+log "  $WORK/env.sh gives them to a whole shell, whose other FFmpeg-based programs then lose"
+log "  their usual formats (a minimal build: the list is in env.sh)"

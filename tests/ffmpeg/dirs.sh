@@ -23,3 +23,7 @@ WAI_PREFIX=$(wai_abs_dir "${WAI_PREFIX:-$WAI_EXT_BUILD/libwai-prefix}")
 FFMPEG_WORK=$(wai_abs_dir "${FFMPEG_WORK:-$WAI_EXT_BUILD/ffmpeg}")
 FFMPEG71_WORK=$(wai_abs_dir "${FFMPEG71_WORK:-$WAI_EXT_BUILD/ffmpeg-7.1}")
 VLC_BUILD=$(wai_abs_dir "${VLC_BUILD:-$WAI_EXT_BUILD/vlc}")
+# The test scripts source a build's env.sh (PATH and LD_LIBRARY_PATH for their shell): this
+# keeps its warning about the minimal build (ffmpeg-patches/build.sh) out of their logs.
+# shellcheck disable=SC2034  # read by the env.sh a script sources after this
+WAI_FFMPEG_ENV_QUIET=1

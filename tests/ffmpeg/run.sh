@@ -21,7 +21,10 @@
 # 21 frames to .wai, each decoded by the tree's CLI (wai decode --sha256) and by ffmpeg to the
 # same bytes; header frame_count/size/rate; pipe output; -c copy; missing models fail cleanly;
 # the muxer refuses a non-WAI stream;
-# then the FATE tests (make fate-libwai) and, if built, the parser test.
+# then the parser test, the scope of the build (tests/ffmpeg/env-check.sh: the wrappers
+# ffmpeg-wai, ffprobe-wai, with-wai-ffmpeg work and leave the calling shell alone; env.sh says
+# what the minimal build has, lacks and shadows, in words that agree with the build) and the
+# FATE tests (make fate-libwai).
 # Prints "ffmpeg: N passed, M failed"; exits 1 on any failure.
 #
 # Environment (all optional):
@@ -416,6 +419,23 @@ if cc -O1 -o "$PT" "$ROOT/tests/ffmpeg/parser_test.c" \
 else
     bad "parser test does not build: $(head -c 300 "$TMP/pt.err")"
 fi
+
+# --- scope: the wrappers, env.sh --------------------------------------------------------------
+# tests/ffmpeg/env-check.sh: WORK/bin/ffmpeg-wai, ffprobe-wai, with-wai-ffmpeg decode through
+# this build and leave the calling shell's PATH and LD_LIBRARY_PATH alone; env.sh still sets
+# them, and its warning (what the minimal build has, lacks and replaces) agrees with the build
+first=$(awk '!/^#/ && NF >= 4 { print $1, $2; exit }' "$MANIFEST")
+"$ROOT/tests/ffmpeg/env-check.sh" "$FFMPEG_WORK" "$VECTORS/${first% *}" "${first#* }" >"$TMP/env-check.log" 2>&1
+rc=$?
+while IFS= read -r line; do
+    case $line in
+        'PASS '*) ok "${line#PASS }" ;;
+        'FAIL '*) bad "${line#FAIL }" ;;
+        'note: '*) echo "$line" ;;
+    esac
+done <"$TMP/env-check.log"
+grep -q '^env-check: ' "$TMP/env-check.log" && { [ $rc -eq 0 ] || grep -q '^FAIL ' "$TMP/env-check.log"; } ||
+    bad "env-check.sh ended without its summary (rc=$rc): $(tail -c 300 "$TMP/env-check.log")"
 
 # --- FATE --------------------------------------------------------------------------------
 mkdir -p "$TMP/samples"
