@@ -1,8 +1,9 @@
 #!/bin/bash
 # The whole WAI test suite, as CI runs it:
-#   1. normal build (gcc): unit tests, vectors, CLI, checkasm, Vulkan on lavapipe, GStreamer
+#   1. normal build (gcc): unit tests, vectors, the real-content corpus, CLI, checkasm, Vulkan on
+#      lavapipe, GStreamer
 #   2. the same unit and vector tests under ASan + UBSan (clang), then under TSan (clang)
-#   3. the FFmpeg patch series (5.1, then 7.1) and VLC: apply, build, test
+#   3. the FFmpeg patch series (5.1, then 7.1), VLC and mpv: apply, build, test
 #                                       (WAI_SKIP_FFMPEG=1 skips; WAI_SKIP_FFMPEG71=1 only 7.1)
 #   4. libFuzzer targets for a bounded time each  (WAI_FUZZ_SECONDS, default 30; WAI_FUZZ_SEED, default 1)
 #   5. cross builds under qemu: aarch64 (NEON) and i386, bounded  (WAI_SKIP_CROSS=1 skips)
@@ -93,6 +94,8 @@ if [ "${WAI_SKIP_FFMPEG:-0}" != 1 ] && [ -x tests/ffmpeg/run.sh ]; then
     [ "${WAI_SKIP_FFMPEG71:-0}" = 1 ] ||
         run_counted "ffmpeg 7.1 series" test-logs/ffmpeg-7.1.log env FFMPEG_SERIES=7.1 tests/ffmpeg/run.sh
     [ -x tests/ffmpeg/vlc.sh ] && run_counted "vlc" test-logs/vlc.log tests/ffmpeg/vlc.sh
+    # mpv (Debian's) on the patched FFmpeg 5.1 libraries: the vectors and the real-content corpus
+    [ -x tests/ffmpeg/mpv.sh ] && run_counted "mpv" test-logs/mpv.log tests/ffmpeg/mpv.sh
 fi
 
 # 4. fuzzing, bounded, with a fixed seed (WAI_FUZZ_SEED, default 1) so that a run's result does

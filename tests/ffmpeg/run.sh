@@ -296,6 +296,67 @@ else
     fi
 fi
 
+# --- real-content corpus (vectors/corpus/, issue 13 part 4) -------------------------------
+# Photographs coded with the frozen conformance model (vectors/corpus/README.md), the model
+# found through WAI_MODEL_PATH=CORPUS alone: every stream decodes to its pinned SHA-256 and
+# size; ffprobe gives codec, size, frame rate and nb_frames (and, for a clip, nb_read_frames
+# counted by decoding); a clip also seeks (-ss at 3/4 of frame 29 and of frame 55: the frames
+# from 30 and from 56, as ffmpeg starts at the frame start nearest to -ss), decodes from a pipe
+# and after -c copy to Matroska.
+# CORPUS=DIR (default <repo>/vectors/corpus); a missing manifest skips this part.
+CORPUS=${CORPUS:-$ROOT/vectors/corpus}
+if [ -f "$CORPUS/manifest.txt" ]; then
+    saved_model_path=$WAI_MODEL_PATH
+    WAI_MODEL_PATH=$CORPUS
+    while read -r file hash frames dims rest || [ -n "${file:-}" ]; do
+        case "$file" in ''|'#'*) continue ;; esac
+        v=$CORPUS/$file
+        n=corpus/${file%.wai}
+        w=${dims%x*}; h=${dims#*x}
+        fsize=$((w * h * 3))
+        $FF -i "$v" -f rawvideo -pix_fmt rgb24 - >"$TMP/c.rgb" 2>"$TMP/c.err"; rc=$?
+        got=$(sha <"$TMP/c.rgb"); size=$(wc -c <"$TMP/c.rgb")
+        if [ $rc -eq 0 ] && [ "$got" = "$hash" ] && [ "$size" -eq $((frames * fsize)) ]; then
+            ok "$n decode ($frames frames $dims, sha256 matches)"
+        else
+            bad "$n decode: rc=$rc bytes=$size (want $((frames * fsize))) sha256=$got want $hash; $(head -c 300 "$TMP/c.err")"
+        fi
+        fnum=$(u32 "$v" 36); fden=$(u32 "$v" 40); g=$(gcd "$fnum" "$fden")
+        want="codec_name=wai width=$w height=$h r_frame_rate=$((fnum / g))/$((fden / g)) nb_frames=$frames"
+        count=""
+        if [ "$frames" -gt 1 ]; then
+            want="$want nb_read_frames=$frames"; count="-count_frames"
+        fi
+        got=$($FP $count -show_entries stream=codec_name,width,height,r_frame_rate,nb_frames${count:+,nb_read_frames} \
+              -of default=nw=1 "$v" 2>&1 | tr '\n' ' ' | sed 's/ $//')
+        if [ "$(echo "$got" | tr ' ' '\n' | sort)" = "$(echo "$want" | tr ' ' '\n' | sort)" ]; then
+            ok "$n probe ($want)"
+        else
+            bad "$n probe: got '$got', want '$want'"
+        fi
+        [ "$frames" -ge 60 ] || continue
+        for k in 29 55; do
+            ss=$(awk -v n="$fnum" -v d="$fden" -v k="$k" 'BEGIN { printf "%.6f", (k + 0.75) * d / n }')
+            want=$(tail -c $(((frames - k - 1) * fsize)) "$TMP/c.rgb" | sha)
+            got=$($FF -ss "$ss" -i "$v" -f rawvideo -pix_fmt rgb24 - 2>"$TMP/c.err" | sha)
+            [ "$got" = "$want" ] && ok "$n seek (-ss $ss: frames $((k + 1))..$((frames - 1)))" ||
+                bad "$n seek -ss $ss: $got, want $want; $(head -c 300 "$TMP/c.err")"
+        done
+        got=$(cat "$v" | $FF -i - -f rawvideo -pix_fmt rgb24 - 2>"$TMP/c.err" | sha)
+        [ "$got" = "$hash" ] && ok "$n pipe" || bad "$n pipe: sha256=$got; $(head -c 300 "$TMP/c.err")"
+        rm -f "$TMP/c.mkv"
+        if $FF -i "$v" -c copy "$TMP/c.mkv" 2>"$TMP/c.err"; then
+            got=$($FF -i "$TMP/c.mkv" -f rawvideo -pix_fmt rgb24 - 2>"$TMP/c.err" | sha)
+            [ "$got" = "$hash" ] && ok "$n mkv" || bad "$n mkv: decodes to $got; $(head -c 300 "$TMP/c.err")"
+        else
+            bad "$n mkv: -c copy failed: $(head -c 300 "$TMP/c.err")"
+        fi
+    done <"$CORPUS/manifest.txt"
+    WAI_MODEL_PATH=$saved_model_path
+else
+    echo "note: no $CORPUS/manifest.txt: the real-content corpus is not played"
+fi
+
 # --- encoder (libwai) and muxer --------------------------------------------------------
 # Inputs: the decoded RGB24 of the first single-frame vector (as a PNG) and of the first
 # vector with 3+ frames (raw). Every .wai the encoder writes must decode with the tree's CLI

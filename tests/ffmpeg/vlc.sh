@@ -11,7 +11,8 @@
 # show a picture more than once, so consecutive repeats are merged). Checks: the decoder
 # module reports "decoded <frames> frames, 0 errors", the merged frames have the pinned
 # SHA-256 and the header the vector's size; a vector with a damaged first payload plays the
-# rest and reports 1 error, without a crash. Prints "vlc: N passed, M failed".
+# rest and reports 1 error, without a crash. Then every stream of the real-content corpus
+# (vectors/corpus/manifest.txt) plays to its pinned SHA-256. Prints "vlc: N passed, M failed".
 #
 # Environment: WAI_EXT_BUILD, WAI_BUILD, WAI_PREFIX, FFMPEG_WORK, VECTORS as for run.sh;
 # VLC_BUILD (default $WAI_EXT_BUILD/vlc, i.e. <repo>/build-ext/vlc; tests/ffmpeg/dirs.sh) for
@@ -152,22 +153,29 @@ damage() {
     printf "$(printf '\\%03o' $((b ^ 255)))" | dd of="$3" bs=1 seek="$2" conv=notrunc 2>/dev/null
 }
 
-while read -r file hash frames dims rest || [ -n "${file:-}" ]; do
-    case "$file" in ''|'#'*) continue ;; esac
-    n=${file%.wai}
-    cp "$VECTORS/$file" "$TMP/in/"; chmod 644 "$TMP/in/$file"
-    play "$TMP/in/$file" "$TMP/out/$n.y4m" "$TMP/$n.log"; rc=$?
+# play_check DIR FILE HASH FRAMES DIMS: DIR/FILE plays to the pinned bytes
+play_check() {
+    local n=${2%.wai} rc rep got
+    cp "$1/$2" "$TMP/in/"; chmod 644 "$TMP/in/$2"
+    play "$TMP/in/$2" "$TMP/out/$n.y4m" "$TMP/$n.log"; rc=$?
     rep=$(grep -o 'wai: decoded [0-9]* frames, [0-9]* errors' "$TMP/$n.log" | tail -n 1)
-    if [ $rc -eq 0 ] && [ "$rep" = "wai: decoded $frames frames, 0 errors" ] && [ -s "$TMP/out/$n.y4m" ]; then
+    if [ $rc -eq 0 ] && [ "$rep" = "wai: decoded $4 frames, 0 errors" ] && [ -s "$TMP/out/$n.y4m" ]; then
         got=$(y4m_sum "$TMP/out/$n.y4m" 2>&1)
-        if [ "$got" = "$hash $dims $frames" ]; then
-            ok "$n vlc ($frames frames, sha256 matches)"
+        if [ "$got" = "$3 $5 $4" ]; then
+            ok "$n vlc ($4 frames $5, sha256 matches)"
         else
-            bad "$n vlc: output '$got', want '$hash $dims $frames'"
+            bad "$n vlc: output '$got', want '$3 $5 $4'"
         fi
     else
         bad "$n vlc: rc=$rc, '$rep'; $(grep -i 'error' "$TMP/$n.log" | grep -iv 'dbus\|interface\|hotkeys' | head -n 3)"
     fi
+    rm -f "$TMP/out/$n.y4m"
+}
+
+while read -r file hash frames dims rest || [ -n "${file:-}" ]; do
+    case "$file" in ''|'#'*) continue ;; esac
+    n=${file%.wai}
+    play_check "$VECTORS" "$file" "$hash" "$frames" "$dims"
 
     # the first payload damaged: one error, the other frames still decode, no crash
     hdr=$(od -An -tu4 -j 8 -N4 "$VECTORS/$file" | tr -d ' ')
@@ -252,6 +260,27 @@ PYEOF
     else
         bad "model missing: rc=$rc; $(grep -i 'error' "$TMP/nomodel.log" | grep -iv 'dbus\|interface\|hotkeys' | head -n 4)"
     fi
+fi
+
+# The real-content corpus (vectors/corpus/, issue 13 part 4; CORPUS=DIR, default
+# <repo>/vectors/corpus): photographs coded with the frozen conformance model, up to 1920x1080
+# and a 60-frame clip; each plays to its pinned SHA-256 with the model found through
+# WAI_MODEL_PATH=CORPUS alone (a copy where nobody cannot read the folder).
+CORPUS=${CORPUS:-$ROOT/vectors/corpus}
+if [ -f "$CORPUS/manifest.txt" ]; then
+    VLC_MODEL_PATH=$CORPUS
+    if ! reachable "$CORPUS"; then
+        mkdir -p "$TMP/corpus-model"
+        cp "$CORPUS"/*.whm "$TMP/corpus-model/"
+        chmod -R a+rX "$TMP/corpus-model"
+        VLC_MODEL_PATH=$TMP/corpus-model
+    fi
+    while read -r file hash frames dims rest || [ -n "${file:-}" ]; do
+        case "$file" in ''|'#'*) continue ;; esac
+        play_check "$CORPUS" "$file" "$hash" "$frames" "$dims"
+    done <"$CORPUS/manifest.txt"
+else
+    echo "note: no $CORPUS/manifest.txt: the real-content corpus is not played"
 fi
 
 finish
