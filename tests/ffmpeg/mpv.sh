@@ -5,9 +5,9 @@
 #   tests/ffmpeg/mpv.sh
 #
 # Uses the FFmpeg 5.1 build of tests/ffmpeg/run.sh (run it first): Debian 12's mpv 0.35 links
-# libavformat.so.59 / libavcodec.so.59, the sonames of that build, so with its library path
-# ($FFMPEG_WORK/env.sh) first, mpv demuxes .wai with the series' wai demuxer and decodes with
-# its libwai wrapper. Per stream of vectors/manifest.txt and vectors/corpus/manifest.txt:
+# libavformat.so.59 / libavcodec.so.59, the sonames of that build, so run as
+# `$FFMPEG_WORK/bin/with-wai-ffmpeg mpv ...` (that build's library path first, for mpv alone),
+# mpv demuxes .wai with the series' wai demuxer and decodes with its libwai wrapper. Per stream of vectors/manifest.txt and vectors/corpus/manifest.txt:
 #   raw    mpv --o=OUT.rgb --of=rawvideo --ovc=rawvideo --vf=format=rgb24 (mpv's encoding
 #          mode: every frame once, through mpv's own decoder and filter chain): the pinned
 #          SHA-256 and size
@@ -50,14 +50,20 @@ if ! command -v mpv >/dev/null 2>&1; then
 fi
 [ -f "$FFMPEG_WORK/env.sh" ] && [ -f "$FFMPEG_WORK/install/lib/libavformat.so.59" ] ||
     { bad "no FFmpeg 5.1 build in $FFMPEG_WORK (run tests/ffmpeg/run.sh first)"; finish; }
-. "$FFMPEG_WORK/env.sh"
+# mpv gets the build as the README says: through the build's wrapper with-wai-ffmpeg (the
+# library path for that one command); a build older than the wrapper: its env.sh
+WRAP=$FFMPEG_WORK/bin/with-wai-ffmpeg
+if [ ! -x "$WRAP" ]; then
+    WRAP=""
+    WAI_FFMPEG_ENV_QUIET=1 . "$FFMPEG_WORK/env.sh"
+fi
 FF="$FFMPEG_WORK/install/bin/ffmpeg -nostdin -hide_banner -v error"
 # (mpv plays .wai only on the patched libraries: Debian's libavformat has no wai demuxer)
 WAI_MODEL_PATH="$WAI_PREFIX/share/wai/models:$WAI_BUILD/tools"
 export WAI_MODEL_PATH
-mpv --no-config --version >"$TMP/version" 2>&1
+$WRAP mpv --no-config --version >"$TMP/version" 2>&1
 ver=$(sed -n 's/^FFmpeg version: //p' "$TMP/version")
-MPV="timeout 300 mpv --no-config --no-audio --msg-level=all=error"
+MPV="timeout 300 $WRAP mpv --no-config --no-audio --msg-level=all=error"
 
 sha() { sha256sum | cut -d' ' -f1; }
 u32() { od -An -tu4 -j "$2" -N4 "$1" | tr -d ' '; }
@@ -105,7 +111,7 @@ check() {
     done <"$2"
 }
 
-echo "== $(head -n 1 "$TMP/version"), FFmpeg $ver from $FFMPEG_WORK/install/lib"
+echo "== $(head -n 1 "$TMP/version"), FFmpeg $ver from $FFMPEG_WORK/install/lib${WRAP:+ (through $WRAP)}"
 if [ -f "$VECTORS/manifest.txt" ]; then
     check "$VECTORS" "$VECTORS/manifest.txt" ""
 else
