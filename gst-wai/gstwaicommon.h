@@ -47,12 +47,13 @@
  * main loop, with gst_bus_timed_pop*() or a sync handler that drops the messages empties it at
  * once; one that reads nothing within GST_WAI_ERROR_WAIT_US gets the error then. No wait outside
  * a pipeline (a GstHarness), while a state change of the element is under way in any thread
- * (errors of a start check, in the application's thread, fail the state change instead; and an
- * application shutting the pipeline down is not held up), or when the bus is flushing. */
-#define GST_WAI_ERROR_WAIT_US (G_USEC_PER_SEC)
+ * (*changing_state set: errors of a start check, in the application's thread, fail the state
+ * change instead; and an application shutting the pipeline down is not held up), or when the
+ * bus is flushing. */
+#define GST_WAI_ERROR_WAIT_US (G_USEC_PER_SEC / 2)
 
 static inline void
-gst_wai_wait_for_bus_reader (GstElement * element)
+gst_wai_wait_for_bus_reader (GstElement * element, gpointer * changing_state)
 {
   GstObject *top = gst_object_ref (GST_OBJECT (element)), *parent;
   gint64 end = g_get_monotonic_time () + GST_WAI_ERROR_WAIT_US;
@@ -64,7 +65,10 @@ gst_wai_wait_for_bus_reader (GstElement * element)
   if (GST_IS_PIPELINE (top)) {
     GstBus *bus = gst_pipeline_get_bus (GST_PIPELINE (top));
 
-    while (bus && gst_bus_have_pending (bus) && g_get_monotonic_time () < end)
+    /* (a state change that starts meanwhile, e.g. the application stopping the pipeline,
+     * would wait for this streaming thread: stop waiting then) */
+    while (bus && gst_bus_have_pending (bus) && g_get_monotonic_time () < end &&
+        !g_atomic_pointer_get (changing_state))
       g_usleep (1000);
     gst_clear_object (&bus);
   }

@@ -922,6 +922,9 @@ gst_wai_dec_change_state (GstElement * element, GstStateChange transition)
   GstWaiDec *self = GST_WAI_DEC (element);
   GstStateChangeReturn ret;
 
+  /* (a bin passes its state on to children already there: PAUSED to PAUSED is no change) */
+  if (GST_STATE_TRANSITION_CURRENT (transition) == GST_STATE_TRANSITION_NEXT (transition))
+    return GST_ELEMENT_CLASS (parent_class)->change_state (element, transition);
   g_atomic_pointer_set (&self->changing_state, g_thread_self ());
   ret = GST_ELEMENT_CLASS (parent_class)->change_state (element, transition);
   g_atomic_pointer_set (&self->changing_state, NULL);
@@ -935,7 +938,7 @@ gst_wai_dec_post_message (GstElement * element, GstMessage * message)
 {
   if (GST_MESSAGE_TYPE (message) == GST_MESSAGE_ERROR &&
       !g_atomic_pointer_get (&GST_WAI_DEC (element)->changing_state))
-    gst_wai_wait_for_bus_reader (element);
+    gst_wai_wait_for_bus_reader (element, &GST_WAI_DEC (element)->changing_state);
   return GST_ELEMENT_CLASS (parent_class)->post_message (element, message);
 }
 
