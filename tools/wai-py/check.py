@@ -3,8 +3,9 @@
 
     check.py --wai build/tools/wai --source-root . --build-root build --work DIR
 
-1. every vector of vectors/manifest.txt and every sample of samples/manifest.txt: the SHA-256 of
-   the decoded RGB8 and the frame count must equal the pinned ones;
+1. every vector of vectors/manifest.txt, every stream of the real-content corpus
+   (vectors/corpus/manifest.txt, with its frozen model) and every sample of samples/manifest.txt:
+   the SHA-256 of the decoded RGB8 and the frame count must equal the pinned ones;
 2. the crafted set (craft.py: damaged streams and models, edge cases, synthetic models): the
    Python decoder and `wai decode -o OUT.rgb` must report the same errors in the same order
    (spec 2.4: a decoder goes on after an error) and output the same pictures, and the Python
@@ -101,14 +102,20 @@ def c_outcome(wai, path, dirs, empty_dir, max_memory=None):
     return classes, h.hexdigest(), p.returncode, first
 
 
-def check_manifest(manifest, dirs, report):
+def check_manifest(manifest, dirs, report, max_pixels=0):
+    """max_pixels: skip (and say so) streams whose pictures are larger (0: no limit)."""
     base = os.path.dirname(manifest)
     n = 0
     with open(manifest) as f:
         for line in f:
             if line.startswith("#") or not line.strip():
                 continue
-            name, want, frames, _size = line.split()
+            name, want, frames, size = line.split()
+            w, h = (int(v) for v in size.split("x"))
+            if max_pixels and w * h > max_pixels:
+                print("SKIP %s %s (%dx%d: over --corpus-max-pixels %d)"
+                      % (os.path.basename(base), name, w, h, max_pixels))
+                continue
             t = time.time()
             with open(os.path.join(base, name), "rb") as g:
                 classes, got, nfr, detail = py_outcome(g.read(), dirs)
@@ -127,6 +134,10 @@ def main():
     ap.add_argument("--work", required=True, help="directory for the crafted cases (recreated)")
     ap.add_argument("--only", help="run only the cases whose name contains this")
     ap.add_argument("--no-samples", action="store_true", help="skip samples/ (faster)")
+    ap.add_argument("--no-corpus", action="store_true", help="skip vectors/corpus/ (faster)")
+    ap.add_argument("--corpus-max-pixels", type=int, default=1 << 20,
+                    help="skip corpus pictures larger than this (default 2^20: the 1920x1080 one "
+                    "takes about a minute here); 0: all")
     args = ap.parse_args()
 
     src, bld = os.path.abspath(args.source_root), os.path.abspath(args.build_root)
@@ -147,6 +158,10 @@ def main():
         n_vec = check_manifest(os.path.join(src, "vectors", "manifest.txt"), [build_models], report)
         if not args.no_samples:
             n_smp = check_manifest(os.path.join(src, "samples", "manifest.txt"), [os.path.join(src, "models")], report)
+        if not args.no_corpus:  # the real-content corpus, with its frozen model only
+            corpus = os.path.join(src, "vectors", "corpus")
+            n_vec += check_manifest(os.path.join(corpus, "manifest.txt"), [corpus], report,
+                                    args.corpus_max_pixels)
     t1 = time.time()
 
     # 2. crafted cases
