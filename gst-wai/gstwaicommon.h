@@ -75,6 +75,34 @@ gst_wai_wait_for_bus_reader (GstElement * element, gpointer * changing_state)
   gst_object_unref (top);
 }
 
+/* The two element vfuncs around gst_wai_wait_for_bus_reader, shared by waiparse and waidec:
+ * change_state notes the thread changing the element's state in *changing_state (an error
+ * posted meanwhile is not held back); post_message holds an error from a streaming thread until
+ * the application reads its bus. parent: the element's parent class. */
+static inline GstStateChangeReturn
+gst_wai_change_state_noted (GstElementClass * parent, GstElement * element,
+    GstStateChange transition, gpointer * changing_state)
+{
+  GstStateChangeReturn ret;
+
+  /* (a bin passes its state on to children already there: PAUSED to PAUSED is no change) */
+  if (GST_STATE_TRANSITION_CURRENT (transition) == GST_STATE_TRANSITION_NEXT (transition))
+    return parent->change_state (element, transition);
+  g_atomic_pointer_set (changing_state, g_thread_self ());
+  ret = parent->change_state (element, transition);
+  g_atomic_pointer_set (changing_state, NULL);
+  return ret;
+}
+
+static inline gboolean
+gst_wai_post_message_held (GstElementClass * parent, GstElement * element,
+    GstMessage * message, gpointer * changing_state)
+{
+  if (GST_MESSAGE_TYPE (message) == GST_MESSAGE_ERROR && !g_atomic_pointer_get (changing_state))
+    gst_wai_wait_for_bus_reader (element, changing_state);
+  return parent->post_message (element, message);
+}
+
 /* What is wrong with the first bytes of a raw stream (spec 2: a stream starts with its sequence
  * header), in words a user can act on: empty, not WAI at all, or a WAI header that is damaged,
  * cut short or of a version this library does not know. data/size: the bytes from offset 0;

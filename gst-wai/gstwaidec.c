@@ -914,32 +914,19 @@ gst_wai_dec_finalize (GObject * object)
   G_OBJECT_CLASS (parent_class)->finalize (object);
 }
 
-/* The thread changing the element's state is noted: an error posted while a state change is
- * under way is not held back (see gst_wai_wait_for_bus_reader). */
+/* Errors from a streaming thread wait for the application's bus reader (gstwaicommon.h). */
 static GstStateChangeReturn
 gst_wai_dec_change_state (GstElement * element, GstStateChange transition)
 {
-  GstWaiDec *self = GST_WAI_DEC (element);
-  GstStateChangeReturn ret;
-
-  /* (a bin passes its state on to children already there: PAUSED to PAUSED is no change) */
-  if (GST_STATE_TRANSITION_CURRENT (transition) == GST_STATE_TRANSITION_NEXT (transition))
-    return GST_ELEMENT_CLASS (parent_class)->change_state (element, transition);
-  g_atomic_pointer_set (&self->changing_state, g_thread_self ());
-  ret = GST_ELEMENT_CLASS (parent_class)->change_state (element, transition);
-  g_atomic_pointer_set (&self->changing_state, NULL);
-  return ret;
+  return gst_wai_change_state_noted (GST_ELEMENT_CLASS (parent_class), element, transition,
+      &GST_WAI_DEC (element)->changing_state);
 }
 
-/* Every error message of the element (its own and its base class's) passes here: one from a
- * streaming thread waits until the application reads its bus (gstwaicommon.h). */
 static gboolean
 gst_wai_dec_post_message (GstElement * element, GstMessage * message)
 {
-  if (GST_MESSAGE_TYPE (message) == GST_MESSAGE_ERROR &&
-      !g_atomic_pointer_get (&GST_WAI_DEC (element)->changing_state))
-    gst_wai_wait_for_bus_reader (element, &GST_WAI_DEC (element)->changing_state);
-  return GST_ELEMENT_CLASS (parent_class)->post_message (element, message);
+  return gst_wai_post_message_held (GST_ELEMENT_CLASS (parent_class), element, message,
+      &GST_WAI_DEC (element)->changing_state);
 }
 
 static void
