@@ -1,10 +1,12 @@
 #!/bin/sh
 # Build Debian's FFmpeg with the WAI patch series (a minimal shared build): Debian 12's
 # FFmpeg 5.1.x with ffmpeg-patches/00*.patch (the default), or Debian 13's FFmpeg 7.1.x with
-# ffmpeg-patches/7.1/00*.patch.
+# ffmpeg-patches/7.1/00*.patch. FFMPEG_FULL=1: the 5.1 series in a full build with Debian's
+# own configure options, a drop-in replacement for Debian 12's FFmpeg libraries (see below).
 #
 #   ffmpeg-patches/build.sh [WORKDIR]          (default: ./ffmpeg-build, ./ffmpeg-build-7.1)
 #   FFMPEG_SERIES=7.1 ffmpeg-patches/build.sh [WORKDIR]
+#   FFMPEG_FULL=1 ffmpeg-patches/build.sh [WORKDIR]   (default ./ffmpeg-build-full; not in CI)
 #
 # Environment:
 #   FFMPEG_SERIES    5.1 (default) or 7.1: which series, and which Debian source it applies to.
@@ -21,6 +23,31 @@
 #   NO_APT=1         never call apt-get (fail if something is missing instead)
 #   FETCH_ONLY=1     stop once WORKDIR/src is fetched and patched (tests/fuzz/ffmpeg/build.sh
 #                    builds its own configuration from it)
+#   FFMPEG_FULL=1    the full build (5.1 series only; default WORKDIR ./ffmpeg-build-full, a
+#                    work dir of its own: the script refuses one that holds the minimal build,
+#                    and the other way round): instead of the minimal configuration, the options
+#                    of Debian's own build, read from the fetched source's debian/rules (the
+#                    "standard" flavour, the one its libavcodec59 ... packages and ffmpeg come
+#                    from: CONFIG + CONFIG_standard, evaluated by make for this machine), with
+#                    --prefix=WORKDIR/install instead of /usr, --libdir/--incdir (Debian's
+#                    multiarch /usr paths) dropped, plus --enable-rpath, libwai's rpath,
+#                    --enable-libwai and the WAI components; configure gets the compiler flags
+#                    dh gives it (dpkg-buildflags, -Bsymbolic-functions stripped as debian/rules
+#                    asks). The "extra" (GPLv3 libraries, no programs) and "static" (no PIC,
+#                    no programs) flavours are not built. Installs Debian's build dependencies
+#                    of the source (apt-get build-dep --arch-only, about 160 packages on a
+#                    Debian 12 without them) unless dpkg-checkbuilddeps finds them all. Same
+#                    sonames and symbol versions as Debian's, and every function Debian's
+#                    libraries export: Debian's programs (ffmpeg, ffplay, mpv, VLC) run on it
+#                    with WORKDIR/install/lib on the library path and keep their formats
+#                    (tests/ffmpeg/full-check.sh checks that). Then FATE, unless FFMPEG_FATE=0:
+#                    `make -k fate` without SAMPLES (every test that needs no external sample),
+#                    then `make fate-libwai SAMPLES=WORKDIR/fate-samples` (the WAI tests, whose
+#                    samples are the vectors: VECTORS, default <repo>/vectors); counts, failures
+#                    and times go to WORKDIR/fate-result.txt, the output to WORKDIR/fate.log.
+#                    Hours of CPU on a 2-core machine (see ffmpeg-patches/README.md).
+#   FFMPEG_FATE=0    (full build) skip the FATE step
+#   CONFIGURE_ONLY=1 stop once configure has run (and its result was checked)
 #
 # Layout of WORKDIR: src/ (git repo: Debian source as the base commit, the series on top),
 # build/ (out-of-tree build), install/ (make install: bin/ffmpeg, bin/ffprobe, lib/),
@@ -28,7 +55,8 @@
 # PATH and library path: ffmpeg-wai, ffprobe-wai, and with-wai-ffmpeg CMD [ARGS...], which runs
 # any program with install/bin first in PATH and install/lib first in LD_LIBRARY_PATH),
 # env.sh (sets PATH and LD_LIBRARY_PATH for a whole shell; as the build is minimal, the other
-# FFmpeg-based programs of that shell lose their usual formats: it says so, in a comment and
+# FFmpeg-based programs of that shell lose their usual formats (not so the full build's):
+# it says so, in a comment and
 # on stderr when sourced, unless WAI_FFMPEG_ENV_QUIET=1; the lists it gives of what the build
 # has and lacks come from configure's output), build.log. Running it again reuses all of them:
 # the source is re-patched only when the series changed, configure reruns only when its
@@ -37,6 +65,12 @@ set -eu
 
 HERE=$(cd "$(dirname "$0")" && pwd)
 SERIES=${FFMPEG_SERIES:-5.1}
+FULL=${FFMPEG_FULL:-0}
+case $FULL in
+    0) MODE=minimal ;;
+    1) MODE=full ;;
+    *) echo "build.sh: FFMPEG_FULL must be 0 or 1, not '$FULL'" >&2; exit 1 ;;
+esac
 case $SERIES in
     5.1) PATCHES=$HERE;     DEB_SERIES=5.1; DEB_VERSION=${FFMPEG_DEB_VERSION:-}
          EXTRA_VERSION=0+deb12u1; WORK=${1:-$PWD/ffmpeg-build}
@@ -46,6 +80,12 @@ case $SERIES in
          PROTOCOLS=file,pipe,fd ;;   # 7.x's ffmpeg and ffprobe read "-" as fd:, not pipe:
     *) echo "build.sh: FFMPEG_SERIES must be 5.1 or 7.1, not '$SERIES'" >&2; exit 1 ;;
 esac
+if [ "$FULL" = 1 ]; then
+    # Debian 12's programs link the 5.1 sonames; Debian 13's build dependencies (for a full
+    # 7.1 build) are not installable on Debian 12
+    [ "$SERIES" = 5.1 ] || { echo "build.sh: FFMPEG_FULL=1 is for the 5.1 series only" >&2; exit 1; }
+    WORK=${1:-$PWD/ffmpeg-build-full}
+fi
 JOBS=${JOBS:-2}
 mkdir -p "$WORK"
 WORK=$(cd "$WORK" && pwd)
@@ -59,6 +99,14 @@ log() { printf '%s\n' "build.sh: $*" | tee -a "$LOG" >&2; }
 die() { log "ERROR: $*"; log "see $LOG"; exit 1; }
 run() { log "+ $*"; "$@" >>"$LOG" 2>&1 || die "failed: $*"; }
 
+# A work dir holds one kind of build (WORK/.mode: full; none: minimal), so that the full build
+# never replaces a minimal one that the tests use, nor the other way round (checked before
+# anything there is touched, its build.log included)
+have_mode=$(cat "$WORK/.mode" 2>/dev/null || echo minimal)
+if [ -d "$SRC/.git" ] && [ "$have_mode" != "$MODE" ]; then
+    echo "build.sh: ERROR: $WORK holds the $have_mode build: give the $MODE build a work dir of its own" >&2
+    exit 1
+fi
 : >"$LOG"
 log "work dir $WORK, FFmpeg $SERIES series ($PATCHES)"
 # FFmpeg's configure refuses an out-of-tree build from a source path with whitespace
@@ -162,6 +210,7 @@ if [ ! -d "$SRC/.git" ]; then
         git tag debian-base
     ) >>"$LOG" 2>&1 || die "creating the git repo failed"
     printf '%s\n' "$SERIES" >"$WORK/.series"
+    [ "$FULL" = 1 ] && printf '%s\n' full >"$WORK/.mode"
 fi
 
 # Apply the series. .wai-series lists the SHA-256 of each applied patch (one commit each on
@@ -202,6 +251,24 @@ if [ "${FETCH_ONLY:-0}" = 1 ]; then
     exit 0
 fi
 
+# --- full build: Debian's build dependencies -----------------------------------------------
+if [ "$FULL" = 1 ]; then
+    command -v dpkg-checkbuilddeps >/dev/null 2>&1 || apt_install dpkg-dev
+    # Build-Depends and Build-Depends-Arch of the fetched source (not -Indep: the API docs)
+    if ! (cd "$SRC" && dpkg-checkbuilddeps -B) >>"$LOG" 2>&1; then
+        [ "${NO_APT:-0}" = 1 ] &&
+            die "Debian's build dependencies of ffmpeg are missing (dpkg-checkbuilddeps -B in $SRC) and NO_APT=1"
+        log "installing Debian's build dependencies of ffmpeg (apt-get build-dep --arch-only $SRC)"
+        if ! $SUDO env DEBIAN_FRONTEND=noninteractive apt-get build-dep -y --arch-only \
+                --no-install-recommends "$SRC" >>"$LOG" 2>&1; then
+            run $SUDO apt-get update   # stale lists: the -dev packages may want newer libraries
+            run $SUDO env DEBIAN_FRONTEND=noninteractive apt-get build-dep -y --arch-only \
+                --no-install-recommends "$SRC"
+        fi
+        (cd "$SRC" && dpkg-checkbuilddeps -B) >>"$LOG" 2>&1 || die "build dependencies still missing"
+    fi
+fi
+
 # --- configure -------------------------------------------------------------------------
 if [ -n "${WAI_PREFIX:-}" ]; then
     for d in "$WAI_PREFIX"/lib/*/pkgconfig "$WAI_PREFIX"/lib/pkgconfig "$WAI_PREFIX"/lib64/pkgconfig; do
@@ -216,6 +283,49 @@ log "libwai $(pkg-config --modversion wai) from $(pkg-config --variable=pcfiledi
 ASM=
 command -v nasm >/dev/null 2>&1 || ASM=--disable-x86asm
 
+if [ "$FULL" = 1 ]; then
+    # Debian's configure options: CONFIG and CONFIG_standard of debian/rules, evaluated by make
+    # in the source tree (debian/rules includes dpkg's pkg-info.mk and architecture.mk, which
+    # read debian/changelog and this machine: --extra-version, --arch, and the per-architecture
+    # additions, e.g. --enable-libmfx on amd64). No build profile or option (DEB_BUILD_PROFILES
+    # pkg.ffmpeg.stage1 would drop x264, frei0r, ...; DEB_BUILD_OPTIONS=noopt the optimizations).
+    # shellcheck disable=SC2016  # $(...) is make's, not the shell's
+    printf '%s\n' 'include debian/rules' 'wai-print-config:' \
+        '	@printf "%s\n" $(strip $(CONFIG) $(CONFIG_standard))' >"$WORK/debian-config.mk"
+    (cd "$SRC" && env -u DEB_BUILD_PROFILES -u DEB_BUILD_OPTIONS -u MAKEFLAGS -u MFLAGS \
+        make -s --no-print-directory -f "$WORK/debian-config.mk" wai-print-config) \
+        >"$WORK/debian-configure.txt" 2>>"$LOG" || die "could not read the options of debian/rules"
+    if ! grep -qx -- --enable-shared "$WORK/debian-configure.txt" ||
+       ! grep -qx -- --enable-libx264 "$WORK/debian-configure.txt"; then
+        die "debian/rules gave no --enable-shared/--enable-libx264: $(tr '\n' ' ' <"$WORK/debian-configure.txt")"
+    fi
+    log "Debian's options ($(grep -c . "$WORK/debian-configure.txt") from debian/rules): $(tr '\n' ' ' <"$WORK/debian-configure.txt")"
+    set --
+    while IFS= read -r o; do
+        case $o in
+            --prefix=*) set -- "$@" --prefix="$INST" ;;   # not over the system's /usr
+            --libdir=*|--incdir=*) ;;                     # /usr/lib/<multiarch>: default under prefix
+            *) set -- "$@" "$o" ;;
+        esac
+    done <"$WORK/debian-configure.txt"
+    set -- "$@" \
+        --enable-rpath \
+        --extra-ldflags="-Wl,-rpath,$WAI_LIBDIR" \
+        --enable-libwai \
+        --enable-decoder=libwai --enable-encoder=libwai --enable-parser=wai \
+        --enable-demuxer=wai --enable-muxer=wai
+    # The compiler flags dh exports to debian/rules' configure (dpkg-buildflags; dh keeps a
+    # flag already in the environment, and so does this)
+    export DEB_LDFLAGS_MAINT_STRIP=-Wl,-Bsymbolic-functions
+    for f in CFLAGS CPPFLAGS CXXFLAGS LDFLAGS OBJCFLAGS OBJCXXFLAGS; do
+        eval "isset=\${$f+x}"
+        # shellcheck disable=SC2154  # isset: set by the eval
+        [ -n "$isset" ] && continue
+        v=$(cd "$SRC" && dpkg-buildflags --get "$f") || die "dpkg-buildflags --get $f failed"
+        eval "$f=\$v; export $f"
+    done
+    log "compiler flags (dpkg-buildflags): CFLAGS=$CFLAGS CPPFLAGS=$CPPFLAGS LDFLAGS=$LDFLAGS"
+else
 set -- \
     --prefix="$INST" \
     --extra-version=$EXTRA_VERSION \
@@ -235,6 +345,7 @@ set -- \
     --enable-encoder=libwai,png,rawvideo,wrapped_avframe \
     --enable-protocol=$PROTOCOLS \
     --enable-filter=scale,format,null
+fi
 
 mkdir -p "$BUILD"
 # configure reruns when its arguments, the configure script or the component lists change
@@ -242,16 +353,30 @@ cfg_sum=$(cd "$SRC" && cat configure libavcodec/allcodecs.c libavcodec/parsers.c
           libavcodec/bitstream_filters.c libavformat/allformats.c libavformat/protocols.c \
           libavfilter/allfilters.c libavdevice/alldevices.c | sha256sum | cut -d' ' -f1)
 args="$* PKG_CONFIG_PATH=$PKG_CONFIG_PATH sources=$cfg_sum"
+[ "$FULL" = 1 ] && args="$args CFLAGS=$CFLAGS CPPFLAGS=$CPPFLAGS CXXFLAGS=$CXXFLAGS LDFLAGS=$LDFLAGS"
 if [ "$(cat "$BUILD/.configure-args" 2>/dev/null || true)" != "$args" ] || [ ! -f "$BUILD/config.h" ]; then
     log "configuring"
+    t0=$(date +%s)
     (cd "$BUILD" && "$SRC/configure" "$@") >>"$LOG" 2>&1 || {
         tail -n 20 "$BUILD/ffbuild/config.log" >>"$LOG" 2>/dev/null || true
         die "configure failed"
     }
     printf '%s' "$args" >"$BUILD/.configure-args"
+    log "configure took $(($(date +%s) - t0)) s"
 fi
 cat "$BUILD"/config*.h | grep -q '^#define CONFIG_LIBWAI_DECODER 1' || die "libwai decoder not enabled"
 cat "$BUILD"/config*.h | grep -q '^#define CONFIG_LIBWAI_ENCODER 1' || die "libwai encoder not enabled"
+if [ "$FULL" = 1 ]; then
+    # a few of what Debian's programs need from it, and the rest of the WAI components
+    for c in H264_DECODER HEVC_DECODER LIBX264_ENCODER MOV_DEMUXER MP4_MUXER HTTPS_PROTOCOL \
+             WAI_PARSER WAI_DEMUXER WAI_MUXER; do
+        cat "$BUILD"/config*.h | grep -q "^#define CONFIG_$c 1" || die "full build: CONFIG_$c is not enabled"
+    done
+fi
+if [ "${CONFIGURE_ONLY:-0}" = 1 ]; then
+    log "CONFIGURE_ONLY: configured in $BUILD (ffbuild/config.log, configure's output in $LOG)"
+    exit 0
+fi
 
 # --- build and install -------------------------------------------------------------------
 log "make -j$JOBS"
@@ -301,6 +426,11 @@ for so in $sonames; do
 done
 shadowed=${shadowed# }; missing_by=${missing_by#, }; missing=$(echo $missing)
 
+if [ "$FULL" = 1 ]; then
+    KIND_NOTE="A full build (Debian's configure options): see $WORK/env.sh."
+else
+    KIND_NOTE="A minimal build: other formats are missing (see $WORK/env.sh)."
+fi
 mkdir -p "$WORK/bin"
 # ffmpeg-wai, ffprobe-wai: this build's ffmpeg/ffprobe with its libraries first for that one
 # process (the binaries have a RUNPATH, but a caller's LD_LIBRARY_PATH would come before it)
@@ -309,7 +439,7 @@ for tool in ffmpeg ffprobe; do
 #!/bin/sh
 # $tool-wai: $tool of the WAI FFmpeg $SERIES series build in $WORK (written by
 # ffmpeg-patches/build.sh). The patched libraries are put first in the library path of this
-# one command; the calling shell keeps its own. A minimal build: see $WORK/env.sh.
+# one command; the calling shell keeps its own. $KIND_NOTE
 LD_LIBRARY_PATH="$LIBPATH\${LD_LIBRARY_PATH:+:\$LD_LIBRARY_PATH}"
 export LD_LIBRARY_PATH
 exec "$INST/bin/$tool" "\$@"
@@ -324,7 +454,7 @@ cat >"$WORK/bin/with-wai-ffmpeg.tmp" <<EOF
 # LD_LIBRARY_PATH, as $WORK/env.sh would give a whole shell, but for CMD (and what it starts)
 # alone; the calling shell keeps its own. E.g. with-wai-ffmpeg mpv a.wai (mpv loading
 # $sonames).
-# A minimal build: other formats are missing in CMD (see $WORK/env.sh).
+# $KIND_NOTE
 if [ \$# -eq 0 ]; then
     echo "usage: with-wai-ffmpeg CMD [ARGS...]" >&2
     exit 2
@@ -358,9 +488,16 @@ mv "$WORK/bin/with-wai-ffmpeg.tmp" "$WORK/bin/with-wai-ffmpeg"
         echo "                   keep their own; where the system's FFmpeg has this major version,"
         echo "                   they would get this build)"
     fi
+    if [ "$FULL" = 1 ]; then
+    echo "This is a FULL build (FFMPEG_FULL=1: the configure options of Debian's own build, from"
+    echo "debian/rules, plus --enable-libwai), so a program that uses it keeps its usual formats"
+    echo "and gains WAI (tests/ffmpeg/full-check.sh checks Debian's ffmpeg, ffprobe, ffplay, mpv"
+    echo "and VLC on it)."
+    else
     echo "This is a MINIMAL build (configure --disable-everything, then WAI and what the series'"
     echo "tests need), so a program that uses it loses its usual formats: there is only what is"
     echo "listed under \"has\" (no H.264, no mp4, no audio decoder, no network protocol)."
+    fi
     if [ "$nmissing" -gt 0 ]; then
         echo "It exports $nmissing functions fewer than the system's libraries of the same sonames"
         echo "($missing_by; some are listed under \"missing functions\"): a program that calls one"
@@ -412,8 +549,72 @@ mv "$WORK/env.sh.tmp" "$WORK/env.sh"
 
 "$INST/bin/ffmpeg" -hide_banner -decoders 2>/dev/null | grep -q libwai || die "built ffmpeg has no libwai decoder"
 "$INST/bin/ffmpeg" -hide_banner -encoders 2>/dev/null | grep -q libwai || die "built ffmpeg has no libwai encoder"
+if [ "$FULL" = 1 ] && [ "$nmissing" -gt 0 ]; then
+    die "full build: $nmissing functions of the system's libraries are missing ($missing_by: $missing)"
+fi
 log "done: $INST/bin/ffmpeg, $INST/bin/ffprobe, libs in $INST/lib"
 log "run them as $WORK/bin/ffmpeg-wai, $WORK/bin/ffprobe-wai, or any program as"
 log "  $WORK/bin/with-wai-ffmpeg CMD [ARGS...] (the patched libraries for CMD alone);"
-log "  $WORK/env.sh gives them to a whole shell, whose other FFmpeg-based programs then lose"
-log "  their usual formats (a minimal build: the list is in env.sh)"
+if [ "$FULL" = 1 ]; then
+    log "  $WORK/env.sh gives them to a whole shell (a full build: its FFmpeg-based programs keep"
+    log "  their formats; tests/ffmpeg/full-check.sh checks Debian's programs on it)"
+else
+    log "  $WORK/env.sh gives them to a whole shell, whose other FFmpeg-based programs then lose"
+    log "  their usual formats (a minimal build: the list is in env.sh)"
+fi
+
+# --- full build: FATE ----------------------------------------------------------------------
+# `make fate` without SAMPLES runs every test that needs no external sample (FATE's own list:
+# `make fate-list`); the WAI tests (tests/fate/libwai.mak) are sample tests, whose samples are
+# this repository's vectors, so they run in a second step with SAMPLES pointing at them. As in
+# debian/rules' test step, the build tree's libraries come first in the library path (the
+# programs' RUNPATH, from --enable-rpath, names WORK/install/lib) and make goes on after a failure (-k).
+if [ "$FULL" = 1 ] && [ "${FFMPEG_FATE:-1}" != 0 ]; then
+    VECTORS=${VECTORS:-$HERE/../vectors}
+    [ -f "$VECTORS/v01-64x64.wai" ] || die "no vectors in $VECTORS (VECTORS) for fate-libwai"
+    VECTORS=$(cd "$VECTORS" && pwd)
+    mkdir -p "$WORK/fate-samples"
+    ln -sfn "$VECTORS" "$WORK/fate-samples/wai"
+    FATE_LOG=$WORK/fate.log
+    RES=$WORK/fate-result.txt
+    wai_models=$(pkg-config --variable=prefix wai)/share/wai/models
+    fate_env() {
+        (cd "$BUILD" && env LD_LIBRARY_PATH="libavcodec:libavdevice:libavfilter:libavformat:libavutil:libpostproc:libswresample:libswscale:$WAI_LIBDIR" \
+            WAI_MODEL_PATH="$wai_models${WAI_MODEL_PATH:+:$WAI_MODEL_PATH}" "$@")
+    }
+    # the failed tests of a make -k log: "make: *** [.../tests/Makefile:NNN: fate-NAME] Error 1"
+    failed_tests() { sed -n 's/.*\*\*\* \[[^]]*\(fate-[^]: ]*\)\] Error.*/\1/p' "$1" | sort -u; }
+    : >"$FATE_LOG"
+    # (not a dry run: make first remakes the test programs' dependency files it includes)
+    n_list=$(fate_env make -s --no-print-directory fate-list 2>>"$FATE_LOG" | grep -c '^fate-' || true)
+    log "make -k -j$JOBS fate (no SAMPLES): $n_list tests; output in $FATE_LOG"
+    t0=$(date +%s); rc=0
+    fate_env make -k -j"$JOBS" fate >>"$FATE_LOG" 2>&1 || rc=$?
+    t_fate=$(($(date +%s) - t0))
+    n_run=$(grep -c '^TEST ' "$FATE_LOG" || true)
+    fails=$(failed_tests "$FATE_LOG")
+    n_fail=$(printf '%s\n' "$fails" | grep -c . || true)
+    log "make fate: rc $rc, $n_run tests run of $n_list, $n_fail failed, $t_fate s"
+    # the WAI tests
+    mark=$(wc -l <"$FATE_LOG")
+    t0=$(date +%s); rc_wai=0
+    fate_env make -k -j"$JOBS" fate-libwai SAMPLES="$WORK/fate-samples" >>"$FATE_LOG" 2>&1 || rc_wai=$?
+    t_wai=$(($(date +%s) - t0))
+    tail -n +"$((mark + 1))" "$FATE_LOG" >"$WORK/fate-libwai.log"
+    n_wai=$(grep -c '^TEST *libwai-' "$WORK/fate-libwai.log" || true)
+    fails_wai=$(failed_tests "$WORK/fate-libwai.log")
+    n_fail_wai=$(printf '%s\n' "$fails_wai" | grep -c . || true)
+    rm -f "$WORK/fate-libwai.log"
+    log "make fate-libwai SAMPLES=$WORK/fate-samples: rc $rc_wai, $n_wai tests, $n_fail_wai failed, $t_wai s"
+    {
+        echo "FATE on the full build in $BUILD ($(date -u '+%Y-%m-%d %H:%M UTC'), make -k -j$JOBS, $(nproc) CPUs)"
+        echo "make fate (no SAMPLES): $n_list tests listed, $n_run run, $n_fail failed, rc $rc, $t_fate s"
+        echo "make fate-libwai SAMPLES=$WORK/fate-samples: $n_wai tests, $n_fail_wai failed, rc $rc_wai, $t_wai s"
+        [ -z "$fails$fails_wai" ] || { echo "failed:"; printf '%s\n' "$fails" "$fails_wai" | grep .; }
+    } >"$RES"
+    cat "$RES" >>"$LOG"
+    if [ "$rc" != 0 ] || [ "$rc_wai" != 0 ] || [ "$n_fail" != 0 ] || [ "$n_fail_wai" != 0 ] || [ "$n_wai" -lt 5 ]; then
+        die "FATE failed: see $RES and $FATE_LOG"
+    fi
+    log "FATE passed: $RES"
+fi
