@@ -17,7 +17,9 @@
 #   and export-all.sh.
 # WAI_FT_WIDE="QUALITIES" (e.g. "7,8") with WAI_FT_WIDE_NM="128 192": those qualities start from
 #   the base widened to N/M by widen.py (function-preserving; on the device, seconds) and train
-#   at that size; the others stay at the base's size.
+#   at that size; the others stay at the base's size. WAI_FT_WIDE_LIVE="1.0 0.1" starts the new
+#   latent channels live instead (widen.py --live 1.0 --live-s 0.1: left silent they stay dead,
+#   docs/research/widening.md); the picture changes a little at the start.
 #
 # Each quality q starts from tools/train/checkpoints/BASE.pt with its own lambda
 # (model.LAMBDAS), trains on CUDA for SECONDS after its data is loaded (--stop-after; an
@@ -43,9 +45,14 @@ nq=$(echo "$qualities" | tr ',' '\n' | wc -l)
 threads=$(( $(nproc) / nq )); [ "$threads" -ge 1 ] || threads=1
 wide=",${WAI_FT_WIDE:-},"
 read -r wide_n wide_m <<< "${WAI_FT_WIDE_NM:-128 192}"
+live=()
+if [ -n "${WAI_FT_WIDE_LIVE:-}" ]; then
+    read -r live_g live_s <<< "$WAI_FT_WIDE_LIVE"
+    live=(--live "$live_g" --live-s "${live_s:-0.1}" --data-pack .trainpack)
+fi
 if [ "$wide" != ",," ]; then
     "$PY" tools/train/widen.py "tools/train/checkpoints/$base.pt" "$work/init-wide.pt" \
-        --N "$wide_n" --M "$wide_m" > "$work/logs/widen.txt" 2>&1 ||
+        --N "$wide_n" --M "$wide_m" "${live[@]}" > "$work/logs/widen.txt" 2>&1 ||
         { cat "$work/logs/widen.txt" >&2; exit 3; }
 fi
 pids=()

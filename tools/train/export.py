@@ -336,6 +336,17 @@ def self_test():
     return 0 if err < 1e-5 else 1
 
 
+def lineage(ck):
+    """'base-q5 it35399 + it3750 + it9000': the first model's name and iterations, then those
+    of each fine-tune in turn (train.py keeps the chain in the checkpoint's "init")."""
+    chain, init = [ck["iteration"]], ck.get("init")
+    while init:
+        root = init
+        chain.append(init["iteration"])
+        init = init.get("init")
+    return "%s it%s" % (root["name"], " + it".join(str(i) for i in reversed(chain)))
+
+
 def main():
     if sys.argv[1:] == ["--self-test"]:
         return self_test()
@@ -363,8 +374,7 @@ def main():
     n, m = int(ck["N"]), int(ck["M"])
     name = a.name or "wai-q%d-n%dm%d it%d" % (ck["quality"], n, m, ck["iteration"])
     if not a.name and ck.get("init"):   # a fine-tune: the base's iterations, then its own
-        name = "wai-q%d-n%dm%d %s it%d + it%d" % (ck["quality"], n, m, ck["init"]["name"],
-                                                  ck["init"]["iteration"], ck["iteration"])
+        name = "wai-q%d-n%dm%d %s" % (ck["quality"], n, m, lineage(ck))
     whm, _ = write_whm1(sd, n, m, name)
     sha = hashlib.sha256(whm).digest()
     ana = write_ana(sd, n, m, name, sha)

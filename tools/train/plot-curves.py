@@ -11,7 +11,8 @@ along it). The figures are the trainer's own: bpp from the likelihoods of the ro
 PSNR of the clamped float reconstruction, means over the eval pictures (tools/train/README.md).
 A log whose model was started from another checkpoint (`init-from ... (NAME iteration N, ...)`
 on its start line: a fine-tune) is drawn from that checkpoint's iteration N on, so the
-fine-tunes continue the base model's curve. The logs of the first models (session 1, iteration
+fine-tunes continue the base model's curve (plus NAME's own start when logs/NAME.log is itself a
+fine-tune: a fine-tune of a fine-tune). The logs of the first models (session 1, iteration
 ~2500 each) are in logs/session1/ and not drawn unless named. Needs
 python3-matplotlib (Debian).
 """
@@ -51,6 +52,18 @@ def read_log(path):
     return points, meta
 
 
+def start_of(init, logdir, depth=0):
+    """Where a fine-tune's curve starts: its source's iteration plus, when the source was a
+    fine-tune too (its own log in the same folder names its source), that one's start."""
+    if not init:
+        return 0
+    name, iteration = init
+    src = os.path.join(logdir, name + ".log")
+    if depth < 8 and os.path.exists(src):
+        return iteration + start_of(read_log(src)[1].get("init"), logdir, depth + 1)
+    return iteration
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("logs", nargs="*")
@@ -70,7 +83,7 @@ def main():
         init = meta.get("init")
         label = "%s (lambda %g%s)" % (name, meta.get("lambda", float("nan")),
                                       ", from %s it %d" % init if init else "")
-        it = [p[0] + (init[1] if init else 0) for p in points]
+        it = [p[0] + start_of(init, os.path.dirname(path)) for p in points]
         bpp = [p[1] for p in points]
         psnr = [p[2] for p in points]
         axes[0].plot(it, psnr, marker=".", label=label)

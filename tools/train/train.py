@@ -154,6 +154,8 @@ class Job:
             # where a fine-tune started (kept in its checkpoints; export.py names it)
             self.init_info = {"name": ck.get("name", "q%d" % ck["quality"]),
                               "iteration": int(ck["iteration"]), "lambda": float(ck["lambda"])}
+            if ck.get("init"):   # a fine-tune of a fine-tune keeps the whole lineage
+                self.init_info["init"] = ck["init"]
         else:
             self.init_note = ""
             self.init_info = None

@@ -135,6 +135,38 @@ def widen(old, n2, m2, seed=1):
 
 
 @torch.no_grad()
+def make_live(new, n, m, m2, live, live_s, gen, pack=None):
+    """Wake the new latent channels (session 8: left at zero they stay dead, because rounding
+    keeps them at 0 and no gradient reaches them). g_a's new outputs get random weights
+    `live` times the old ones' std, so that y_new leaves the rounding bin; g_s's weights from
+    them `live_s` times its old std (the picture changes a little); h_s's new scales start at
+    the measured std of y_new on the validation pictures (a scale at its bound would price them
+    at ~30 bits each and the rate term would push them back to 0). Means stay 0. pack: a data
+    pack (pack-data.py) instead of the installed photos; its validation pictures, or else its
+    first 13 training pictures."""
+    ga, gs, hs = new.g_a[-1], new.g_s[0], new.h_s[-1]
+    w = ga.weight.data                      # (M2, N, k, k)
+    std = float(w[:m].std())
+    w[m:].normal_(0.0, std * live, generator=gen)
+    ga.bias.data[m:] = 0.0
+    w = gs.weight.data                      # transposed: (M2, N, k, k)
+    std = float(w[:m].std())
+    w[m:].normal_(0.0, std * live_s, generator=gen)
+    rows = dataset.read_pack(pack) if pack else dataset.read_manifest(check=False)
+    pick = [r for r in rows if r["split"] == "val"] or [r for r in rows if r["split"] == "train"][:13]
+    acc = []
+    new.eval()
+    for r in pick:
+        a = dataset.load_eval(r["path"])
+        x = torch.from_numpy(a.transpose(2, 0, 1)[None].astype(np.float32) / 255.0)
+        y = new.g_a(x)[0, m:]
+        acc.append(y.reshape(m2 - m, -1))
+    sd = torch.cat(acc, 1).std(1).clamp(min=0.5)
+    hs.bias.data[m:m2] = sd                 # the scales half of h_s's output
+    return float(sd.mean())
+
+
+@torch.no_grad()
 def check(old, new):
     rows = dataset.read_manifest(check=False)
     worst = 0.0
@@ -167,6 +199,13 @@ def main():
     ap.add_argument("--M", type=int, default=192)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--check", action="store_true")
+    ap.add_argument("--live", type=float, default=0.0,
+                    help="new latent channels start live: g_a's weights to them this many times "
+                         "the old std (0: silent, the function-preserving widening)")
+    ap.add_argument("--live-s", type=float, default=0.1,
+                    help="with --live: g_s's weights from them, times its old std")
+    ap.add_argument("--data-pack", default=None,
+                    help="with --live: measure y_new on a data pack's pictures (pack-data.py)")
     args = ap.parse_args()
     ck = torch.load(args.src, map_location="cpu", weights_only=False)
     old = MeanScaleHyperprior(ck["N"], ck["M"])
@@ -174,6 +213,13 @@ def main():
     new, src = widen(old, args.N, args.M, args.seed)
     print("widened N=%d M=%d -> N=%d M=%d; new z channels copy channel %d's density"
           % (ck["N"], ck["M"], args.N, args.M, src))
+    if args.live > 0 and args.M > ck["M"]:
+        gen = torch.Generator().manual_seed(args.seed + 1)
+        s = make_live(new, ck["N"], ck["M"], args.M, args.live, args.live_s, gen, args.data_pack)
+        print("new latent channels live: g_a x%g, g_s x%g of the old std; initial scale %.2f"
+              % (args.live, args.live_s, s))
+        if args.check:
+            raise SystemExit("widen: --check needs --live 0 (live channels change the picture)")
     if args.check:
         worst = check(old, new)
         print("largest x_hat difference %.2e" % worst)
@@ -184,7 +230,8 @@ def main():
                 "N": args.N, "M": args.M, "train_seconds": ck.get("train_seconds", 0.0),
                 "last_eval": ck.get("last_eval", 0), "device": "cpu", "init": ck.get("init"),
                 "widened_from": {"name": ck.get("name"), "N": ck["N"], "M": ck["M"],
-                                 "iteration": int(ck["iteration"]), "seed": args.seed},
+                                 "iteration": int(ck["iteration"]), "seed": args.seed,
+                                 "live": args.live, "live_s": args.live_s},
                 "model": {k: v.contiguous() for k, v in new.state_dict().items()}})
     atomic_save(out, args.dst)
     print("wrote %s (%.1f MB)" % (args.dst, os.path.getsize(args.dst) / 1e6))
