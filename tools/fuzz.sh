@@ -3,8 +3,10 @@
 # corpus. Any crash, leak or sanitizer report fails. Prints executions per target and ends with
 # "fuzz: N passed, M failed". Targets: tests/fuzz/fuzz_* (libwai-core, and the GStreamer plugin
 # where GStreamer is installed), then FFmpeg's target_dem_wai_fuzzer and target_dec_libwai_fuzzer
-# (tests/fuzz/ffmpeg/build.sh; WAI_SKIP_FFMPEG=1 skips them, WAI_EXT_BUILD/FFMPEG_WORK/FUZZ_WORK
-# as there: by default in build-ext/ of the checkout).
+# on the 5.1 series and on the 7.1 one (named target_dem_wai_fuzzer-7.1, ...)
+# (tests/fuzz/ffmpeg/build.sh; WAI_SKIP_FFMPEG=1 skips all four, WAI_SKIP_FFMPEG71=1 the 7.1
+# ones; WAI_EXT_BUILD/FFMPEG_WORK/FFMPEG71_WORK/FUZZ_WORK/FUZZ71_WORK as there: by default in
+# build-ext/ of the checkout).
 #   tools/fuzz.sh [SECONDS_PER_TARGET]     (default 60)
 set -u
 cd "$(dirname "$0")/.."
@@ -76,20 +78,34 @@ done
 
 # FFmpeg's own fuzz targets (tools/target_dem_fuzzer.c, tools/target_dec_fuzzer.c) on the
 # patched FFmpeg, linked with this build's libwai (tests/fuzz/ffmpeg/build.sh; the source is
-# the one the FFmpeg test stage fetched). Skipped with WAI_SKIP_FFMPEG=1, like that stage.
-if [ "${WAI_SKIP_FFMPEG:-0}" = 1 ]; then
-    echo "SKIP ffmpeg fuzz targets (WAI_SKIP_FFMPEG=1)"
-elif ! ffz=$(WAI_FUZZ_BUILD=$PWD/$bdir timeout 3600 tests/fuzz/ffmpeg/build.sh 2> "$work/ffbuild.log"); then
-    echo "FAIL ffmpeg fuzz targets do not build:"; tail -5 "$work/ffbuild.log"
-    mkdir -p fuzz-findings; cp "$work/ffbuild.log" fuzz-findings/
-    failed=$((failed + 1))
-else
-    python3 tests/fuzz/ffmpeg/mkseeds.py "$corp/ff" "$corp"/decode/v*.wai || exit 1
+# the one the FFmpeg test stage fetched): the 5.1 series, then the 7.1 one. Skipped with
+# WAI_SKIP_FFMPEG=1 (both) or WAI_SKIP_FFMPEG71=1 (7.1 only), like those stages.
+# run_ffmpeg SERIES SUFFIX CORPUS: build the two targets of SERIES and fuzz each
+run_ffmpeg() {
+    local ffz f t c
+    if ! ffz=$(FFMPEG_SERIES=$1 WAI_FUZZ_BUILD=$PWD/$bdir timeout 3600 tests/fuzz/ffmpeg/build.sh \
+            2> "$work/ffbuild$2.log"); then
+        echo "FAIL ffmpeg $1 fuzz targets do not build:"; tail -5 "$work/ffbuild$2.log"
+        mkdir -p fuzz-findings; cp "$work/ffbuild$2.log" fuzz-findings/
+        failed=$((failed + 1))
+        return
+    fi
+    python3 tests/fuzz/ffmpeg/mkseeds.py "$3" "$corp"/decode/v*.wai || exit 1
     for f in $ffz; do
         t=$(basename "$f")
         case $t in target_dem_*) c=dem ;; *) c=dec ;; esac
-        run_target "$t" "$f" "$corp/ff/$c" 262144
+        run_target "$t$2" "$f" "$3/$c" 262144
     done
+}
+if [ "${WAI_SKIP_FFMPEG:-0}" = 1 ]; then
+    echo "SKIP ffmpeg fuzz targets (WAI_SKIP_FFMPEG=1)"
+else
+    run_ffmpeg 5.1 "" "$corp/ff"
+    if [ "${WAI_SKIP_FFMPEG71:-0}" = 1 ]; then
+        echo "SKIP ffmpeg 7.1 fuzz targets (WAI_SKIP_FFMPEG71=1)"
+    else
+        run_ffmpeg 7.1 -7.1 "$corp/ff71"
+    fi
 fi
 rm -f crash-* leak-* timeout-* oom-*
 echo "fuzz: $passed passed, $failed failed"

@@ -5,7 +5,8 @@
 #   2. the same unit and vector tests under ASan + UBSan (clang), then under TSan (clang)
 #   3. the FFmpeg patch series (5.1, then 7.1), VLC and mpv: apply, build, test
 #                                       (WAI_SKIP_FFMPEG=1 skips; WAI_SKIP_FFMPEG71=1 only 7.1)
-#   4. libFuzzer targets for a bounded time each  (WAI_FUZZ_SECONDS, default 30; WAI_FUZZ_SEED, default 1)
+#   4. libFuzzer targets for a bounded time each  (WAI_FUZZ_SECONDS, default 30; WAI_FUZZ_SEED, default 1;
+#      FFmpeg's fuzzers of both series, skipped as in 3.)
 #   5. cross builds under qemu: aarch64 (NEON) and i386, bounded  (WAI_SKIP_CROSS=1 skips)
 #   6. planted faults: each must be caught by its test            (WAI_SKIP_PLANTED=1 skips)
 #   7. Debian packages: build, lintian, install, check, purge      (WAI_SKIP_DEBIAN=1 skips)
