@@ -30,7 +30,18 @@ ninja -C $bdir $(for t in $targets; do echo tests/fuzz/fuzz_$t; done) \
     tools/wai-tiny-n64m96.whm tools/wai-micro-n8m8.whm tools/wai-mkvectors >/dev/null || exit 1
 export WAI_MODEL_PATH=$PWD/$bdir/tools
 export ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
-work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
+work=$(mktemp -d); trap '[ -z "${ff71_pid:-}" ] || wait "$ff71_pid"; rm -rf "$work"' EXIT
+# The FFmpeg 7.1 targets' build (tests/fuzz/ffmpeg/build.sh, minutes from nothing, more than
+# half of it configure, one process at a time) starts now in the background with one make job
+# (WAI_FUZZ_FF71_JOBS): each libFuzzer run below uses one core, so on two cores the build takes
+# the other one and its time is mostly hidden behind the libwai, GStreamer and 5.1 targets.
+ff71_pid=
+if [ "${WAI_SKIP_FFMPEG:-0}" != 1 ] && [ "${WAI_SKIP_FFMPEG71:-0}" != 1 ]; then
+    ( FFMPEG_SERIES=7.1 WAI_FUZZ_BUILD=$PWD/$bdir JOBS=${WAI_FUZZ_FF71_JOBS:-1} timeout 3600 \
+          tests/fuzz/ffmpeg/build.sh > "$work/ff71.paths" 2> "$work/ffbuild-7.1.log"
+      echo $? > "$work/ff71.rc" ) &
+    ff71_pid=$!
+fi
 # WAI_FUZZ_CORPUS=DIR keeps the corpora (DIR/<target>/, seeds added to what is there) and the
 # logs (DIR/logs/), for longer campaigns and tools/fuzz-coverage.sh; by default both are temporary
 corp=${WAI_FUZZ_CORPUS:-$work}
@@ -80,11 +91,18 @@ done
 # patched FFmpeg, linked with this build's libwai (tests/fuzz/ffmpeg/build.sh; the source is
 # the one the FFmpeg test stage fetched): the 5.1 series, then the 7.1 one. Skipped with
 # WAI_SKIP_FFMPEG=1 (both) or WAI_SKIP_FFMPEG71=1 (7.1 only), like those stages.
-# run_ffmpeg SERIES SUFFIX CORPUS: build the two targets of SERIES and fuzz each
+# run_ffmpeg SERIES SUFFIX CORPUS: build the two targets of SERIES (7.1: wait for the build
+# started above) and fuzz each
 run_ffmpeg() {
-    local ffz f t c
-    if ! ffz=$(FFMPEG_SERIES=$1 WAI_FUZZ_BUILD=$PWD/$bdir timeout 3600 tests/fuzz/ffmpeg/build.sh \
-            2> "$work/ffbuild$2.log"); then
+    local ffz f t c ok=1
+    if [ "$1" = 7.1 ]; then
+        wait "$ff71_pid"; ff71_pid=
+        ffz=$(cat "$work/ff71.paths"); [ "$(cat "$work/ff71.rc" 2>/dev/null)" = 0 ] || ok=0
+    else
+        ffz=$(FFMPEG_SERIES=$1 WAI_FUZZ_BUILD=$PWD/$bdir timeout 3600 tests/fuzz/ffmpeg/build.sh \
+            2> "$work/ffbuild$2.log") || ok=0
+    fi
+    if [ $ok = 0 ]; then
         echo "FAIL ffmpeg $1 fuzz targets do not build:"; tail -5 "$work/ffbuild$2.log"
         mkdir -p fuzz-findings; cp "$work/ffbuild$2.log" fuzz-findings/
         failed=$((failed + 1))
