@@ -244,25 +244,7 @@ vlc() {
         --no-drop-late-frames --no-skip-frames "$@" "$in" vlc://quit >"$log" 2>&1
 }
 # distinct frames of a yuv vout file: "SHA256 WxH COUNT"
-yuv_sum() {
-    python3 - "$1" <<'EOF'
-import hashlib, sys
-d = open(sys.argv[1], 'rb').read()
-nl = d.find(b'\n')
-hdr = d[:nl].split()
-w = int([t for t in hdr if t.startswith(b'W')][0][1:])
-h = int([t for t in hdr if t.startswith(b'H')][0][1:])
-size, pos, frames, last = w * h * 3, nl + 1, [], None
-while pos < len(d):
-    assert d[pos:pos + 6] == b'FRAME\n', 'bad frame marker'
-    f = d[pos + 6:pos + 6 + size]
-    assert len(f) == size, 'short frame'
-    if f != last:
-        frames.append(f)
-    last, pos = f, pos + 6 + size
-print(hashlib.sha256(b''.join(frames)).hexdigest(), '%dx%d' % (w, h), len(frames))
-EOF
-}
+yuv_sum() { python3 "$ROOT/tests/ffmpeg/yuv-sum.py" "$1"; }
 for c in $CLIPS; do
     [ -s "$TMP/clip.$c" ] || continue
     cp "$TMP/clip.$c" "$TMP/in/"; chmod 644 "$TMP/in/clip.$c"

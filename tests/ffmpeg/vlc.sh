@@ -127,26 +127,8 @@ play() {
         --no-drop-late-frames --no-skip-frames --vout yuv --yuv-chroma RV24 --yuv-file "$out" \
         --image-duration "${IMAGE_DURATION:-0.3}" "$@" "$in" vlc://quit >"$log" 2>&1
 }
-# merged SHA-256 and header size of a yuv vout file
-y4m_sum() {
-    python3 - "$1" <<'EOF'
-import hashlib, sys
-d = open(sys.argv[1], 'rb').read()
-nl = d.find(b'\n')
-hdr = d[:nl].split()
-w = int([t for t in hdr if t.startswith(b'W')][0][1:])
-h = int([t for t in hdr if t.startswith(b'H')][0][1:])
-size, pos, frames, last = w * h * 3, nl + 1, [], None
-while pos < len(d):
-    assert d[pos:pos + 6] == b'FRAME\n', 'bad frame marker'
-    f = d[pos + 6:pos + 6 + size]
-    assert len(f) == size, 'short frame'
-    if f != last:
-        frames.append(f)
-    last, pos = f, pos + 6 + size
-print(hashlib.sha256(b''.join(frames)).hexdigest(), '%dx%d' % (w, h), len(frames))
-EOF
-}
+# distinct frames of a yuv vout file: "SHA256 WxH COUNT"
+y4m_sum() { python3 "$ROOT/tests/ffmpeg/yuv-sum.py" "$1"; }
 damage() {
     cp "$1" "$3"
     b=$(od -An -tu1 -j "$2" -N1 "$1" | tr -d ' ')
