@@ -212,12 +212,18 @@ if [ -f "$VECTORS/$clip" ] && [ -x "$WAI_BUILD/tools/wai" ]; then
         play "$TMP/in/clip.wai" "$TMP/out/clip.y4m" "$TMP/clip.log" --start-time="$st"; rc=$?
         rep=$(grep -o 'wai: decoded [0-9]* frames, [0-9]* errors' "$TMP/clip.log" | tail -n 1)
         want="$(tail -c +$((first * fsize + 1)) "$TMP/clip.rgb" | sha256sum | cut -d' ' -f1) 64x48 $nf"
-        got=$(y4m_sum "$TMP/out/clip.y4m" 2>&1)
         # (VLC processes the start time's seek in its input thread after the demuxer's first
-        # call, so frame 0 may reach the decoder before the seek's flush: decoded, never shown)
+        # call, so frame 0 may reach the decoder before the seek's flush: decoded, and on a
+        # loaded machine sometimes shown before the seek lands; VLC's own order, as for any
+        # demuxer. Accepted: frame 0 then exactly the frames from the seek's target.)
+        want0="$({ head -c "$fsize" "$TMP/clip.rgb"; tail -c +$((first * fsize + 1)) "$TMP/clip.rgb"; } |
+            sha256sum | cut -d' ' -f1) 64x48 $((nf + 1))"
+        got=$(y4m_sum "$TMP/out/clip.y4m" 2>&1)
         if [ $rc -eq 0 ] && { [ "$rep" = "wai: decoded $nf frames, 0 errors" ] ||
-                [ "$rep" = "wai: decoded $((nf + 1)) frames, 0 errors" ]; } && [ "$got" = "$want" ]; then
-            ok "--start-time=$st: frames $first.. decoded and shown ($rep)"
+                [ "$rep" = "wai: decoded $((nf + 1)) frames, 0 errors" ]; } &&
+            { [ "$got" = "$want" ] || { [ "$first" -gt 0 ] && [ "$got" = "$want0" ]; }; }; then
+            note=; [ "$got" = "$want" ] || note="; frame 0 shown before the seek"
+            ok "--start-time=$st: frames $first.. decoded and shown ($rep$note)"
         else
             bad "--start-time=$st: rc=$rc, '$rep', '$got' (want '$want')"
         fi
