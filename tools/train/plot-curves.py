@@ -12,7 +12,8 @@ PSNR of the clamped float reconstruction, means over the eval pictures (tools/tr
 A log whose model was started from another checkpoint (`init-from ... (NAME iteration N, ...)`
 on its start line: a fine-tune) is drawn from that checkpoint's iteration N on, so the
 fine-tunes continue the base model's curve (plus NAME's own start when logs/NAME.log is itself a
-fine-tune: a fine-tune of a fine-tune). The logs of the first models (session 1, iteration
+fine-tune: a fine-tune of a fine-tune; a widened copy named SOURCE-n<N>m<M> by widen.py
+continues SOURCE's curve). The logs of the first models (session 1, iteration
 ~2500 each) are in logs/session1/ and not drawn unless named. Needs
 python3-matplotlib (Debian).
 """
@@ -31,6 +32,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 EVAL = re.compile(r"eval it (\d+) bpp ([0-9.]+) psnr ([0-9.]+)")
 START = re.compile(r" start N=(\d+) M=(\d+) lambda=([0-9.e-]+)")
 INIT = re.compile(r"init-from \S+ \((\S+) iteration (\d+),")
+WIDENED = re.compile(r"^(.+)-n\d+m\d+$")
 
 
 def read_log(path):
@@ -52,15 +54,20 @@ def read_log(path):
     return points, meta
 
 
-def start_of(init, logdir, depth=0):
+def start_of(init, logdir, own, depth=0):
     """Where a fine-tune's curve starts: its source's iteration plus, when the source was a
-    fine-tune too (its own log in the same folder names its source), that one's start."""
+    fine-tune too (its own log in the same folder names its source), that one's start. `own`
+    is the log being drawn: a source named like it is not its own source."""
     if not init:
         return 0
     name, iteration = init
     src = os.path.join(logdir, name + ".log")
-    if depth < 8 and os.path.exists(src):
-        return iteration + start_of(read_log(src)[1].get("init"), logdir, depth + 1)
+    widened = WIDENED.match(name)
+    if (not os.path.exists(src) or os.path.samefile(src, own)) and widened:
+        # widen.py names its copy SOURCE-n<N>m<M> and keeps the source's iteration count
+        src = os.path.join(logdir, widened.group(1) + ".log")
+    if depth < 8 and os.path.exists(src) and not os.path.samefile(src, own):
+        return iteration + start_of(read_log(src)[1].get("init"), logdir, src, depth + 1)
     return iteration
 
 
@@ -74,6 +81,7 @@ def main():
     logs = a.logs or sorted(p for p in glob.glob(os.path.join(HERE, "logs", "*.log"))
                             if os.path.basename(p) != "driver.log")
     fig, axes = plt.subplots(1, 3, figsize=(16, 5))
+    colours = plt.get_cmap("tab20").colors  # tab10's cycle repeats after 10 logs
     drawn = []
     for path in logs:
         points, meta = read_log(path)
@@ -83,12 +91,14 @@ def main():
         init = meta.get("init")
         label = "%s (lambda %g%s)" % (name, meta.get("lambda", float("nan")),
                                       ", from %s it %d" % init if init else "")
-        it = [p[0] + start_of(init, os.path.dirname(path)) for p in points]
+        start = start_of(init, os.path.dirname(path), path)
+        it = [p[0] + start for p in points]
         bpp = [p[1] for p in points]
         psnr = [p[2] for p in points]
-        axes[0].plot(it, psnr, marker=".", label=label)
-        axes[1].plot(it, bpp, marker=".", label=label)
-        axes[2].plot(bpp, psnr, marker=".", label=label)
+        style = {"marker": ".", "label": label, "color": colours[len(drawn) % len(colours)]}
+        axes[0].plot(it, psnr, **style)
+        axes[1].plot(it, bpp, **style)
+        axes[2].plot(bpp, psnr, **style)
         axes[2].annotate("%dk" % (it[-1] // 1000), (bpp[-1], psnr[-1]), fontsize=7)
         drawn.append("%s: %d evals, last it %d: %.3f bpp %.2f dB" % (name, len(points), it[-1],
                                                                      bpp[-1], psnr[-1]))
