@@ -475,7 +475,9 @@ void wai_vk_close(WaiVk *vk)
         vkDeviceWaitIdle(vk->dev);
         for (size_t i = 0; i < vk->n_cache; i++) buf_free(vk, &vk->cache[i].buf);
         for (int k = 0; k < 2; k++) buf_free(vk, &vk->act[k]);
+#ifndef WAI_PLANTED_FAULT_VK_LEAK_BUFFER   /* planted: a buffer and its memory never destroyed */
         buf_free(vk, &vk->stage);
+#endif
         buf_free(vk, &vk->upstage);
         buf_free(vk, &vk->dummy);
         if (vk->dpool) vkDestroyDescriptorPool(vk->dev, vk->dpool, NULL);
@@ -488,7 +490,9 @@ void wai_vk_close(WaiVk *vk)
         vkDestroyDevice(vk->dev, NULL);
     }
     if (vk->inst) vkDestroyInstance(vk->inst, NULL);
+#ifndef WAI_PLANTED_FAULT_VK_LEAK_HOST   /* planted: the backend's own allocation never freed */
     free(vk->cache);
+#endif
     free(vk->sets);
     pthread_mutex_destroy(&vk->lock);
     free(vk);
