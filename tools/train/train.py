@@ -71,6 +71,9 @@ def parse_schedule(text):
 RUN_START = [None]  # time.time() when training starts (the "Ns:" entries of --lr-schedule)
 
 
+REWARM = 200   # iterations of linear warm-up after a resume from a lean checkpoint
+
+
 def scheduled_lr(args, iteration):
     """The lr of this iteration from --lr-schedule (with --warmup: linear from 0 over the first
     iterations of a new model), or None (keep the optimiser's own: --lr / --lr-override)."""
@@ -141,6 +144,7 @@ class Job:
         self.train_seconds = 0.0
         self.last_eval = 0
         self.window = []
+        self.rewarm_from = None
         resume = os.path.exists(self.ckpt)
         seed = args.seed * 1000 + q
         torch.manual_seed(seed)  # the initial weights of a new model
@@ -188,17 +192,26 @@ class Job:
         if (ck["N"], ck["M"]) != (args.N, args.M):
             raise SystemExit("%s has N=%d M=%d, asked N=%d M=%d"
                              % (self.ckpt, ck["N"], ck["M"], args.N, args.M))
-        if "opt" not in ck:
+        lean = ck.get("lean", False) and "opt" not in ck
+        if "opt" not in ck and not lean:
             raise SystemExit("%s is a weights-only checkpoint (compact-checkpoint.py "
                              "--weights-only): it exports, and starts new models with "
                              "--init-from, but does not resume" % self.ckpt)
-        self.model.load_state_dict(ck["model"])
+        self.model.load_state_dict({k: (v.float() if v.dtype == torch.float16 else v)
+                                    for k, v in ck["model"].items()})
         self.init_info = ck.get("init")
         if not args.lmbda and "lambda" in ck:   # a model keeps its lambda when the table changes
             self.lmbda = float(ck["lambda"])
-        self.opt.load_state_dict(ck["opt"])
-        self.aux_opt.load_state_dict(ck["aux_opt"])
         self.iteration = ck["iteration"]
+        if lean:
+            # compact-checkpoint.py --lean: float16 weights, no Adam state. Fresh optimisers,
+            # and REWARM iterations of warm-up from here (logged; not bit-exact with a full resume)
+            self.rewarm_from = self.iteration
+            self.log("resumed lean at iteration %d: new Adam state, %d-iteration re-warm-up"
+                     % (self.iteration, REWARM))
+        else:
+            self.opt.load_state_dict(ck["opt"])
+            self.aux_opt.load_state_dict(ck["aux_opt"])
         self.train_seconds = ck.get("train_seconds", 0.0)
         self.last_eval = ck.get("last_eval", 0)
         self.rng = np.random.default_rng()
@@ -225,6 +238,10 @@ class Job:
         if args.channels_last:
             x = x.contiguous(memory_format=torch.channels_last)
         lr = scheduled_lr(args, self.iteration)
+        if self.rewarm_from is not None and self.iteration - self.rewarm_from < REWARM:
+            # resumed from a lean checkpoint: Adam's moments start again from zero
+            base = lr if lr is not None else (args.lr_override or args.lr)
+            lr = base * (self.iteration - self.rewarm_from + 1) / REWARM
         if lr is not None:
             for g in self.opt.param_groups:
                 g["lr"] = lr
