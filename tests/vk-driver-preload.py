@@ -2,7 +2,7 @@
 """Print the Vulkan drivers (ICD libraries) the loader would open, as an LD_PRELOAD list.
 
 Why: LeakSanitizer checks for leaks at exit. The Vulkan loader dlcloses a driver on
-vkDestroyInstance, and Mesa's drivers (lavapipe 22.3.6-1+deb12u2 and later) keep small blocks
+vkDestroyInstance, and Mesa's drivers (seen with lavapipe 22.3.6-1+deb12u2) keep small blocks
 that are reachable only from their own globals (one-time initialisations under pthread_once).
 Once the driver is unmapped nothing points at those blocks any more, and LSan reports them as
 "Direct leak ... (<unknown module>)": memory that was still in use when the driver went away,

@@ -16,7 +16,8 @@
 #
 # It resumes NAME from tools/train/checkpoints/NAME.pt (or starts it, or --init-from), trains on
 # CUDA for SECONDS after the data is loaded (--stop-after), saves, shrinks the checkpoint
-# (compact-checkpoint.py: under the 16 MiB a returned file may have) and writes the checkpoint,
+# (compact-checkpoint.py, or --lean for a larger model: under the 16 MiB a returned file may
+# have) and writes the checkpoint,
 # the log and the driver log under $OUT/train/. SECONDS + start-up (~1 min) + save must stay
 # inside the call's limit: 420 s leaves room in a 570 s call. Iterations on the GPU are larger
 # (--batch/--crop) than on the CPU, so iteration counts of the two are not comparable: the log's
@@ -39,5 +40,10 @@ PYTHONUNBUFFERED=1 "$PY" tools/train/train.py --qualities "$quality" --name "$na
     --device "$device" --data-pack .trainpack --stop-after "$seconds" --threads "$threads" \
     --save-every 1e9 "$@"
 "$PY" tools/train/compact-checkpoint.py "$out/checkpoints/$name.pt"
+# a larger model (N=128/M=192: 56 MB compact) goes back lean: float16 weights, no Adam state,
+# resumable with a re-warm-up (compact-checkpoint.py --lean)
+if [ "$(stat -c %s "$out/checkpoints/$name.pt")" -gt $((15 * 1024 * 1024)) ]; then
+    "$PY" tools/train/compact-checkpoint.py --lean "$out/checkpoints/$name.pt"
+fi
 tail -3 "$out/logs/$name.log"
 ls -la "$out/checkpoints" "$out/logs"
