@@ -47,6 +47,12 @@ def weights_only(path):
     print("%s: weights only, %.1f -> %.1f MB" % (path, before / 1e6, os.path.getsize(path) / 1e6))
 
 
+def convert(state, want, have):
+    """The tensors of dtype `have` in `want` (a tensor beyond float16's range stays float32)."""
+    return {k: (v.to(want) if v.dtype == have and v.abs().max() < 60000 else v).contiguous()
+            for k, v in state.items()}
+
+
 def lean(path):
     ck = torch.load(path, map_location="cpu", weights_only=False)
     before = os.path.getsize(path)
@@ -54,8 +60,7 @@ def lean(path):
         raise SystemExit("%s: not a full checkpoint (no optimiser state)" % path)
     for key in ("opt", "aux_opt"):
         ck.pop(key, None)
-    ck["model"] = {k: (v.half() if v.dtype == torch.float32 and v.abs().max() < 60000 else v)
-                   .contiguous() for k, v in ck["model"].items()}
+    ck["model"] = convert(ck["model"], torch.float16, torch.float32)
     ck["lean"] = True
     atomic_save(ck, path)
     print("%s: lean (float16 weights, no Adam state; resumable), %.1f -> %.1f MB"
@@ -69,9 +74,7 @@ def half(path, to_half=True):
         for key in ("opt", "aux_opt", "rng"):
             ck.pop(key, None)
     want, have = (torch.float16, torch.float32) if to_half else (torch.float32, torch.float16)
-    # (a tensor beyond float16's range stays float32)
-    ck["model"] = {k: (v.to(want) if v.dtype == have and v.abs().max() < 60000 else v)
-                   .contiguous() for k, v in ck["model"].items()}
+    ck["model"] = convert(ck["model"], want, have)
     if to_half:
         ck["half"] = True
     else:
