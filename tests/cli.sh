@@ -31,6 +31,11 @@ expect 0 "info" -- "$wai" info "$vdir/v09-video-3x64x48.wai"
 check "info shows size and frame rate" -- grep -q "64" "$tmp/out"
 expect 0 "decode with the reference kernels" -- "$wai" decode --kernels reference "$vdir/v01-64x64.wai" --sha256
 check "reference kernels give the pinned hash" -- grep -q "$(pinned v01-64x64.wai)" "$tmp/out"
+expect 0 "decode in 3-row stripes" -- "$wai" decode --stripe-rows 3 "$vdir/v03-100x75.wai" --sha256
+check "3-row stripes give the pinned hash" -- grep -q "$(pinned v03-100x75.wai)" "$tmp/out"
+expect 0 "WAI_STRIPE_ROWS=2" -- env WAI_STRIPE_ROWS=2 "$wai" decode "$vdir/v03-100x75.wai" --sha256
+check "WAI_STRIPE_ROWS=2 gives the pinned hash" -- grep -q "$(pinned v03-100x75.wai)" "$tmp/out"
+expect 2 "--stripe-rows -1 is a usage error" -- "$wai" decode --stripe-rows -1 "$vdir/v03-100x75.wai" --sha256
 
 # bad input: exit 1 with a message, never a crash
 head -c 300 "$vdir/v03-100x75.wai" > "$tmp/trunc.wai"

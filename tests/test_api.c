@@ -126,6 +126,13 @@ static void test_open_close(void)
     wai_default_settings(&s);
     s.threads = -1;
     CHECK_EQ(wai_decoder_open(&d, &s), WAI_ERR_INVALID_ARG);
+    wai_default_settings(&s);
+    CHECK_EQ(s.stripe_rows, 0);
+    s.stripe_rows = -1;
+    CHECK_EQ(wai_decoder_open(&d, &s), WAI_ERR_INVALID_ARG);
+    s.stripe_rows = 1;
+    CHECK_EQ(wai_decoder_open(&d, &s), 0);
+    wai_decoder_close(&d);
 
     /* WAI_KERNELS overrides AUTO only; a bad name is refused */
     wai_default_settings(&s);

@@ -1,4 +1,5 @@
 /* Graph execution (spec 3, 4.3, 6, 7.4, 8, 9.2) on small models built in memory. */
+#include <stdio.h>
 #include <string.h>
 
 #include "graph.h"
@@ -417,6 +418,137 @@ static void test_split_rows(void)
     free(y);
 }
 
+/* ---- striped g_s (graph.c, spec 10): any stripe height, kernel set and thread count gives
+ * the whole-tensor result. Random layer lists (conv and convT of every stride, kernel, pad and
+ * out_pad the checks allow, kernels smaller than the stride, IGDN, leaky ReLU) on random
+ * shapes; the expected RGB8 comes from wai_run_layers() on the whole tensor. */
+enum { SL_MAX = 6 };
+typedef struct StripeCase {
+    WaiLayer l[SL_MAX];
+    int16_t w[SL_MAX][6 * 6 * 7 * 7];
+    uint8_t sh[SL_MAX][6];
+    int64_t b[SL_MAX][6];
+    int64_t beta[SL_MAX][6];
+    int32_t gamma[SL_MAX][36];
+    int n;
+} StripeCase;
+
+static void stripe_case(StripeCase *t, uint64_t *rs, int cin)
+{
+    memset(t, 0, sizeof(*t));
+    t->n = (int)tu_range(rs, 1, SL_MAX);
+    int c = cin;
+    for (int k = 0; k < t->n; k++) {
+        WaiLayer *l = &t->l[k];
+        const int last = k == t->n - 1;
+        const int kind = last ? (int)tu_range(rs, 0, 1) : (int)tu_range(rs, 0, 3);
+        if (kind <= 1) {
+            const int cout = last ? 3 : (int)tu_range(rs, 1, 6);
+            const int kk = (int)tu_range(rs, 1, 7), st = (int)tu_range(rs, 1, kind ? 4 : 3);
+            if (kind) /* convT */
+                *l = conv(WAI_LAYER_CONVT, c, cout, kk, st, (int)tu_range(rs, 0, (kk - 1) / 2),
+                          (int)tu_range(rs, 0, st - 1));
+            else
+                *l = conv(WAI_LAYER_CONV, c, cout, kk, st, (int)tu_range(rs, 0, kk / 2), 0);
+            l->weight = t->w[k];
+            l->shift = t->sh[k];
+            l->bias = t->b[k];
+            for (int e = 0; e < cout * c * kk * kk; e++) t->w[k][e] = (int16_t)tu_range(rs, -600, 600);
+            for (int o = 0; o < cout; o++) {
+                t->sh[k][o] = (uint8_t)tu_range(rs, 9, 12);
+                t->b[k][o] = tu_range(rs, -(1 << 22), 1 << 22);
+            }
+            c = cout;
+        } else if (kind == 2) {
+            *l = act(WAI_LAYER_IGDN, c);
+            l->beta = t->beta[k];
+            l->gamma = t->gamma[k];
+            for (int i = 0; i < c; i++) t->beta[k][i] = tu_range(rs, 1 << 18, 1 << 21);
+            for (int i = 0; i < c * c; i++) t->gamma[k][i] = (int32_t)tu_range(rs, 0, 300);
+        } else {
+            *l = act(WAI_LAYER_LRELU, c);
+            l->slope_q16 = (int32_t)tu_range(rs, 0, 65536);
+        }
+    }
+}
+
+static void test_stripes(void)
+{
+    uint64_t rs = 2026;
+    int cases = 0, bad = 0;
+    WaiDsp sets[3];
+    wai_dsp_init_ref(&sets[0]);
+    wai_dsp_init(&sets[1], WAI_KERNELS_C);
+    wai_dsp_init(&sets[2], WAI_KERNELS_AUTO);
+    for (int iter = 0; iter < 400; iter++) {
+        StripeCase t;
+        const int cin = (int)tu_range(&rs, 1, 5);
+        stripe_case(&t, &rs, cin);
+        const WaiShape ys = { cin, (int)tu_range(&rs, 1, 24), (int)tu_range(&rs, 1, 13) };
+        const size_t ny = (size_t)ys.c * ys.h * ys.w;
+        int32_t *y = malloc(ny * sizeof(*y)), *full = NULL;
+        for (size_t e = 0; e < ny; e++) y[e] = (int32_t)tu_range(&rs, -9000, 9000);
+        WaiShape os;
+        if (wai_run_layers(&sets[0], t.l, (uint32_t)t.n, y, ys, &full, &os) < 0) {
+            free(y); /* an invalid random list (a non-positive shape): drawn again */
+            continue;
+        }
+        cases++;
+        WaiModel m;
+        memset(&m, 0, sizeof(m));
+        m.n_gs = (uint32_t)t.n;
+        m.gs = t.l;
+        m.y_down = (uint32_t)tu_range(&rs, 1, 16);
+        WaiGeometry g;
+        memset(&g, 0, sizeof(g));
+        g.y = ys;
+        g.wp = (uint32_t)os.w;
+        g.hp = (uint32_t)os.h;
+        g.width = (uint32_t)tu_range(&rs, 1, os.w);
+        g.height = (uint32_t)tu_range(&rs, 1, os.h);
+        const uint32_t dx = (uint32_t)tu_range(&rs, 0, g.width - 1),
+                       dy = (uint32_t)tu_range(&rs, 0, g.height - 1);
+        const uint32_t dw = (uint32_t)tu_range(&rs, 1, g.width - dx),
+                       dh = (uint32_t)tu_range(&rs, 1, g.height - dy);
+        const ptrdiff_t stride = 3 * (ptrdiff_t)dw + 1;
+        uint8_t *want = malloc((size_t)stride * dh), *got = malloc((size_t)stride * dh);
+        const size_t plane = (size_t)os.h * os.w;
+        for (uint32_t r = 0; r < dh; r++)
+            for (uint32_t col = 0; col < dw; col++)
+                for (int k = 0; k < 3; k++) {
+                    const int64_t v =
+                        ((int64_t)full[k * plane + (size_t)(dy + r) * os.w + dx + col] * 255 + 2048) >> 12;
+                    want[r * stride + 3 * col + k] = (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v);
+                }
+        const int heights[] = { 0, 1, 2, 3, (int)tu_range(&rs, 1, os.h), 1 << 20 };
+        for (size_t h = 0; h < sizeof(heights) / sizeof(heights[0]); h++) {
+            WaiDsp d = sets[(iter + h) % 3];
+            wai_dsp_set_threads(&d, 1 + (int)((iter + h) % 3));
+            d.stripe_rows = heights[h];
+            memset(got, 0xEE, (size_t)stride * dh);
+            int r = wai_synthesis(&m, &d, &g, y, dx, dy, dw, dh, got, stride);
+            int diff = r != 0;
+            for (uint32_t row = 0; !diff && row < dh; row++)
+                diff = memcmp(got + row * stride, want + row * stride, 3 * dw) ||
+                       got[row * stride + 3 * dw] != 0xEE;
+            if (diff && bad < 5)
+                fprintf(stderr, "stripes: case %d (%d layers, y %dx%dx%d) stripe_rows %d: r %d, "
+                        "bytes differ\n", iter, t.n, ys.c, ys.h, ys.w, heights[h], r);
+            if (diff && bad < 5)
+                for (int k = 0; k < t.n; k++)
+                    fprintf(stderr, "  layer %d: type %d k %d s %d p %d op %d\n", k, t.l[k].type,
+                            t.l[k].kh, t.l[k].stride, t.l[k].pad, t.l[k].out_pad);
+            bad += diff;
+        }
+        free(want);
+        free(got);
+        free(full);
+        free(y);
+    }
+    CHECK(cases >= 100);
+    CHECK_EQ(bad, 0);
+}
+
 int main(void)
 {
     wai_dsp_init_ref(&dsp);
@@ -427,5 +559,6 @@ int main(void)
     test_scale_index();
     test_hyper();
     test_synthesis();
+    test_stripes();
     return tu_finish("test_graph");
 }

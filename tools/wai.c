@@ -72,6 +72,8 @@ static void hex32(const uint8_t sha[32], char out[65])
 static const char common_help[] =
     "  --kernels NAME      auto, reference, c, avx2, avx512, avx512vnni or neon (default auto)\n"
     "  --threads N         worker threads, 0 = automatic (default)\n"
+    "  --stripe-rows N     output rows the synthesis computes at a time, 0 = automatic\n"
+    "                      (default; memory bounded); any N gives the same pictures\n"
     "  --model-path DIRS   ':'-separated model directories, searched first\n"
     "  --max-memory BYTES  memory budget (suffixes k, M, G: powers of 1024; default 4G)\n"
     "  --device DEV        cpu (default), vulkan (the first device) or vulkan:N\n";
@@ -132,6 +134,14 @@ static int common_option(int argc, char **argv, int *i, WaiSettings *s)
             return -1;
         }
         s->threads = (int)u;
+        return 1;
+    }
+    if ((v = opt_value(argc, argv, i, "--stripe-rows", &missing))) {
+        if (parse_u64(v, &u, 0) || u > (1u << 24)) {
+            errmsg(NULL, "--stripe-rows needs a number 0..16777216, not '%s'", v);
+            return -1;
+        }
+        s->stripe_rows = (int)u;
         return 1;
     }
     if ((v = opt_value(argc, argv, i, "--model-path", &missing))) {

@@ -1,5 +1,7 @@
 /* The public decoder: buffers stream bytes, finds units, keeps the sequence header and its
  * model, decodes frame units into RGB8 pictures (spec sections 2, 8, 9). */
+#include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -453,6 +455,14 @@ static int setup_dsp(WaiDecoder *d, const WaiSettings *s, WaiKernels k)
                          wai_kernels_name(k));
     r = wai_dsp_set_threads(&d->dsp, s->threads);
     if (r < 0) return open_fail(s, r, "cannot start %d threads", s->threads);
+    d->dsp.stripe_rows = s->stripe_rows;
+    if (!s->stripe_rows) { /* automatic: $WAI_STRIPE_ROWS if a positive integer */
+        const char *env = getenv("WAI_STRIPE_ROWS");
+        char *end;
+        errno = 0;
+        long v = env && *env ? strtol(env, &end, 10) : 0;
+        if (env && *env && !errno && !*end && v > 0) d->dsp.stripe_rows = v > INT_MAX ? INT_MAX : (int)v;
+    }
     if (s->device == WAI_DEVICE_VULKAN) {
         char msg[256] = "";
         r = wai_vk_open(&d->vk, s->device_index, msg, sizeof(msg));
@@ -475,9 +485,10 @@ int wai_decoder_open(WaiDecoder **out, const WaiSettings *s)
     }
     if (!s->max_width || !s->max_height)
         return open_fail(s, WAI_ERR_INVALID_ARG, "max_width and max_height must not be 0");
-    if (s->threads < 0 || s->device_index < 0)
-        return open_fail(s, WAI_ERR_INVALID_ARG, "threads %d and device_index %d must be >= 0",
-                         s->threads, s->device_index);
+    if (s->threads < 0 || s->device_index < 0 || s->stripe_rows < 0)
+        return open_fail(s, WAI_ERR_INVALID_ARG,
+                         "threads %d, device_index %d and stripe_rows %d must be >= 0", s->threads,
+                         s->device_index, s->stripe_rows);
     if (s->device != WAI_DEVICE_CPU && s->device != WAI_DEVICE_VULKAN)
         return open_fail(s, WAI_ERR_INVALID_ARG, "unknown device kind %d", (int)s->device);
     WaiKernels k;

@@ -47,6 +47,11 @@ typedef struct WaiDsp {
      * alike: any row split gives the same tensor); 0 or 1: the calling thread only. Set by
      * wai_dsp_set_threads() after wai_dsp_init(), which leaves it 0. */
     int threads;
+
+    /* g_s output rows per stripe of wai_synthesis() on the CPU kernels (graph.c): 0 picks a
+     * height that bounds the stripes' memory; any height gives the same bytes. Set by the
+     * decoder after wai_dsp_init(), which leaves it 0. */
+    int stripe_rows;
 } WaiDsp;
 
 void wai_dsp_init_ref(WaiDsp *dsp);

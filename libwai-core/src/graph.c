@@ -167,6 +167,7 @@ typedef struct LayerWork {
     WaiShape s, os;
     int32_t *out;
     size_t n_out;
+    int row0, rows;   /* output rows [row0, row0 + rows) are computed (leaky ReLU: every element) */
     int n_jobs;
 } LayerWork;
 
@@ -192,10 +193,10 @@ static void layer_band(void *ctx, int j)
     const LayerWork *w = ctx;
     const WaiLayer *l = w->l;
     const int n = w->n_jobs;
-    const int y0 = (int)job_start((size_t)w->os.h, n, j);
-    int y1 = (int)job_start((size_t)w->os.h, n, j + 1);
+    const int y0 = w->row0 + (int)job_start((size_t)w->rows, n, j);
+    int y1 = w->row0 + (int)job_start((size_t)w->rows, n, j + 1);
 #ifdef WAI_PLANTED_FAULT_FAST_BAND
-    if (y1 == w->os.h && y1 > y0) y1--; /* planted: the band ending the layer misses a row */
+    if (y1 == w->row0 + w->rows && y1 > y0) y1--; /* planted: the band ending the layer misses a row */
 #endif
     if (y0 >= y1 && l->type != WAI_LAYER_LRELU) return; /* an empty job (rows < jobs) */
 
@@ -242,11 +243,12 @@ static int split_jobs(const WaiDsp *dsp, WaiPool **pool, double work, int64_t ma
 }
 
 /* *pool is started at the first layer worth splitting (a small list never starts threads);
- * if it cannot start, every layer runs on the calling thread, with the same result. */
+ * if it cannot start, every layer runs on the calling thread, with the same result. Output
+ * rows [row0, row1) of conv, convT and IGDN are computed; leaky ReLU does all n_out. */
 static void run_layer(const WaiDsp *dsp, WaiPool **pool, const WaiLayer *l, const int32_t *in,
-                      WaiShape s, int32_t *out, WaiShape os, size_t n_out)
+                      WaiShape s, int32_t *out, WaiShape os, size_t n_out, int row0, int row1)
 {
-    LayerWork w = { dsp, l, in, s, os, out, n_out, 1 };
+    LayerWork w = { dsp, l, in, s, os, out, n_out, row0, row1 - row0, 1 };
     /* the kernel set's per-layer preparation, shared by the bands (in a copy of the layer) */
     WaiLayer lc;
     void *prep = NULL;
@@ -256,8 +258,9 @@ static void run_layer(const WaiDsp *dsp, WaiPool **pool, const WaiLayer *l, cons
         lc.prep = prep;
         w.l = &lc;
     }
-    w.n_jobs = split_jobs(dsp, pool, layer_work(l, os, n_out),
-                          l->type == WAI_LAYER_LRELU ? -1 : (int64_t)os.h);
+    const double part = os.h ? (double)(row1 - row0) / os.h : 0;
+    w.n_jobs = split_jobs(dsp, pool, layer_work(l, os, n_out) * (l->type == WAI_LAYER_LRELU ? 1 : part),
+                          l->type == WAI_LAYER_LRELU ? -1 : (int64_t)(row1 - row0));
     wai_pool_run(*pool, layer_band, &w, w.n_jobs);
     if (prep) dsp->prep_free(prep);
 }
@@ -296,7 +299,7 @@ static int run_layers_pool(const WaiDsp *dsp, WaiPool **pool, const WaiLayer *la
             if (!(dst = malloc(ne * sizeof(*dst)))) { r = WAI_ERR_NOMEM; goto fail; }
             if (in_place) memcpy(dst, cur, ne * sizeof(*dst));
         }
-        run_layer(dsp, pool, l, cur, s, dst, ns, ne);
+        run_layer(dsp, pool, l, cur, s, dst, ns, ne, 0, ns.h);
         if (dst != owned) free(owned);
         cur = owned = dst;
         s = ns;
@@ -429,6 +432,127 @@ static inline uint8_t to_rgb8(int32_t v)
     return (uint8_t)(c < 0 ? 0 : c > 255 ? 255 : c);
 }
 
+/* ---- g_s in horizontal stripes (spec 10, informative) ----
+ * A stripe is a range of g_s output rows. Each layer runs on a window of its input rows as if
+ * that window were the whole tensor (the kernels' own zero padding at its ends), which gives
+ * exactly the full tensor's values at every output row whose terms all lie in the window; the
+ * window is chosen so that the rows the next layer needs are such rows. Memory then grows with
+ * the stripe, not the picture; the bytes are the same for any stripe height. */
+
+static inline int floor_div_i(int a, int b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
+static inline int ceil_div_i(int a, int b) { return a >= 0 ? (a + b - 1) / b : -(-a / b); }
+
+/* For output rows [o0, o1) of layer l (input shape in, 0 <= o0 < o1 <= its output height):
+ * the input window [*i0, *i1) whose run on its own gives them exactly, and *base, the full
+ * output row of that run's row 0. Returns WAI_ERR_INTERNAL only if the arithmetic is broken. */
+static int stripe_window(const WaiLayer *l, WaiShape in, int o0, int o1, int *i0, int *i1, int *base)
+{
+    const int ih = in.h;
+    const int s = l->stride, p = l->pad, k = l->kh;
+    int a, b;
+    switch (l->type) {
+    case WAI_LAYER_CONV:
+        /* spec 5.2: output oy reads input rows oy s - p + ky, ky in [0, kh); a window starting
+         * at a multiple of the stride keeps the output grid (its row 0 is full row a / s) */
+        a = o0 * s - p;
+        if (a > ih - 1) a = ih - 1; /* rows of padding only: any window */
+        if (a < 0) a = 0;
+        a -= a % s;
+        b = (o1 - 1) * s - p + k;
+        break;
+    case WAI_LAYER_CONVT:
+        /* spec 5.3 (gather): output oy reads input rows (oy + p - ky) / s; the window's row 0
+         * lands on full output row a s, which must not be below o0 */
+#ifdef WAI_PLANTED_FAULT_STRIPE_OVERLAP
+        a = ceil_div_i(o0 + p - k + 1 + s, s);   /* planted: one input row too few above */
+#else
+        a = ceil_div_i(o0 + p - k + 1, s);
+#endif
+        if (a > o0 / s) a = o0 / s;
+        if (a > ih - 1) a = ih - 1; /* rows of bias only (kernel shorter than the stride) */
+        if (a < 0) a = 0;
+        b = floor_div_i(o1 - 1 + p, s) + 1;
+        break;
+    default: /* leaky ReLU, IGDN: position by position */
+        *i0 = o0;
+        *i1 = o1;
+        *base = o0;
+        return 0;
+    }
+    if (b > ih) b = ih;
+    if (b <= a) b = a + 1;
+    /* grow the window downwards until its own output reaches o1 (at b = ih it is the full
+     * tensor's tail, which always does) */
+    for (;;) {
+        WaiShape ws;
+        const int first = l->type == WAI_LAYER_CONV ? a / s : a * s;
+        if (layer_out_shape(l, (WaiShape){ in.c, b - a, in.w }, &ws) == 0 && first + ws.h >= o1) {
+            *i0 = a;
+            *i1 = b;
+            *base = first;
+            return first <= o0 ? 0 : WAI_ERR_INTERNAL;
+        }
+        if (b >= ih) return WAI_ERR_INTERNAL;
+        b++;
+    }
+}
+
+typedef struct Stripes {
+    uint32_t n;            /* layers */
+    WaiShape *shape;       /* shape[k]: input of layer k; shape[n]: g_s output */
+    int *r0, *r1, *base;   /* per layer input k: rows [r0, r1); base: see stripe_window */
+    size_t cap;            /* int32 elements of each of the two stripe buffers */
+} Stripes;
+
+/* The windows of every layer for g_s output rows [y0, y1), and the largest buffer they need. */
+static int stripe_plan(const WaiLayer *layers, Stripes *st, int y0, int y1, size_t *need)
+{
+    const uint32_t n = st->n;
+    st->r0[n] = y0;
+    st->r1[n] = y1;
+    for (uint32_t k = n; k-- > 0;) {
+        int r = stripe_window(&layers[k], st->shape[k], st->r0[k + 1], st->r1[k + 1], &st->r0[k],
+                              &st->r1[k], &st->base[k]);
+        if (r < 0) return r;
+    }
+    size_t most = 0;
+    for (uint32_t k = 0; k <= n; k++) {
+        WaiShape in = { st->shape[k].c, st->r1[k] - st->r0[k], st->shape[k].w }, out;
+        size_t e;
+        int r;
+        if ((r = shape_elems(in, &e)) < 0) return r;
+        if (e > most) most = e;
+        if (k == n) break;
+        if ((r = layer_out_shape(&layers[k], in, &out)) < 0 || (r = shape_elems(out, &e)) < 0)
+            return r;
+        if (e > most) most = e;
+    }
+    *need = most;
+    return 0;
+}
+
+/* g_s output rows per stripe when the caller leaves it to us: the stripes' two buffers stay
+ * within about WAI_STRIPE_BYTES, in whole multiples of the model's y_down (so every stripe's
+ * windows have the same shape), at least y_down rows. */
+#define WAI_STRIPE_BYTES ((size_t)48 << 20)
+
+static int auto_stripe_rows(const WaiModel *m, uint32_t n, const WaiShape *shape)
+{
+    /* bytes per g_s output row of the largest (input, output) pair */
+    double per_row = 0;
+    for (uint32_t k = 0; k < n; k++) {
+        const double in = (double)shape[k].c * shape[k].w / ((double)shape[n].h / shape[k].h);
+        const double out = (double)shape[k + 1].c * shape[k + 1].w /
+                           ((double)shape[n].h / shape[k + 1].h);
+        if (4 * (in + out) > per_row) per_row = 4 * (in + out);
+    }
+    const int unit = m->y_down ? (int)m->y_down : 16;
+    double rows = per_row > 0 ? (double)WAI_STRIPE_BYTES / per_row : (double)shape[n].h;
+    if (rows > shape[n].h) rows = shape[n].h;
+    int r = (int)rows / unit * unit;
+    return r < unit ? unit : r;
+}
+
 typedef struct RgbOut {
     const int32_t *p;
     size_t plane;
@@ -456,6 +580,103 @@ static void rgb_rows(void *ctx, uint32_t r0, uint32_t r1)
     }
 }
 
+/* One stripe: g_s output rows [st->r0[n], st->r1[n]) (planned by stripe_plan), converted to
+ * the RGB8 rows of the display window they hold. */
+static int run_stripe(const WaiDsp *dsp, WaiPool **pool, const WaiLayer *layers, const Stripes *st,
+                      const int32_t *y_hat, int32_t *buf[2], uint32_t dx, uint32_t dw, uint8_t *rgb,
+                      ptrdiff_t stride, uint32_t disp_y)
+{
+    const uint32_t n = st->n;
+    WaiShape s = { st->shape[0].c, st->r1[0] - st->r0[0], st->shape[0].w };
+    const size_t full_plane = (size_t)st->shape[0].h * s.w, rows_plane = (size_t)s.h * s.w;
+    int32_t *cur = buf[0], *spare = buf[1];
+    for (int c = 0; c < s.c; c++)
+        memcpy(cur + c * rows_plane, y_hat + c * full_plane + (size_t)st->r0[0] * s.w,
+               rows_plane * sizeof(*cur));
+
+    for (uint32_t k = 0; k < n; k++) {
+        const WaiLayer *l = &layers[k];
+        WaiShape os;
+        size_t ne;
+        int r;
+        if ((r = layer_out_shape(l, s, &os)) < 0 || (r = shape_elems(os, &ne)) < 0) return r;
+        if (l->type == WAI_LAYER_LRELU || l->type == WAI_LAYER_IGDN) {
+            run_layer(dsp, pool, l, cur, s, cur, os, ne, 0, os.h);
+            continue;
+        }
+        /* rows [a, b) of the window's output are the next window */
+        const int a = st->r0[k + 1] - st->base[k], b = st->r1[k + 1] - st->base[k];
+        if (a < 0 || b > os.h || a >= b) return WAI_ERR_INTERNAL;
+        run_layer(dsp, pool, l, cur, s, spare, os, ne, a, b);
+        /* keep only those rows, plane after plane (each move goes to a lower address) */
+        const size_t keep = (size_t)(b - a) * os.w;
+        if (a || b != os.h)
+            for (int c = 0; c < os.c; c++)
+                memmove(spare + c * keep, spare + ((size_t)c * os.h + a) * os.w,
+                        keep * sizeof(*spare));
+        int32_t *t = cur;
+        cur = spare;
+        spare = t;
+        s = (WaiShape){ os.c, b - a, os.w };
+    }
+    /* display rows [r0 - disp_y, r1 - disp_y) */
+    RgbOut o = { cur, (size_t)s.h * s.w, (uint32_t)s.w, dx, 0, dw,
+                 rgb + (ptrdiff_t)((uint32_t)st->r0[n] - disp_y) * stride, stride };
+    run_rows(dsp, pool, (uint32_t)s.h, (double)dw * s.h * 3, rgb_rows, &o);
+    return 0;
+}
+
+static int synthesis_striped(const WaiModel *m, const WaiDsp *dsp, const WaiGeometry *g,
+                             const int32_t *y_hat, uint32_t dx, uint32_t dy, uint32_t dw,
+                             uint32_t dh, uint8_t *rgb, ptrdiff_t stride)
+{
+    const uint32_t n = m->n_gs;
+    Stripes st = { n, NULL, NULL, NULL, NULL, 0 };
+    int32_t *buf[2] = { NULL, NULL };
+    WaiPool *pool = NULL;
+    int r = WAI_ERR_NOMEM;
+    st.shape = malloc((n + 1) * sizeof(*st.shape));
+    st.r0 = malloc((n + 1) * 3 * sizeof(int));
+    if (!st.shape || !st.r0) goto end;
+    st.r1 = st.r0 + n + 1;
+    st.base = st.r1 + n + 1;
+    st.shape[0] = g->y;
+    for (uint32_t k = 0; k < n; k++)
+        if ((r = layer_out_shape(&m->gs[k], st.shape[k], &st.shape[k + 1])) < 0) goto end;
+
+#ifdef WAI_PLANTED_FAULT_VEC_CROP_ORIGIN
+    dx = dy = 0; /* planted: the window at (0, 0) */
+#endif
+    int rows = dsp->stripe_rows > 0 ? dsp->stripe_rows : auto_stripe_rows(m, n, st.shape);
+    if ((uint32_t)rows > dh) rows = (int)dh;
+    /* every stripe's plan first: the buffers are allocated once, for the largest */
+    const int y_end = (int)(dy + dh);
+    for (int y0 = (int)dy; y0 < y_end; y0 += rows) {
+        const int y1 = y_end - y0 < rows ? y_end : y0 + rows;
+        size_t need;
+        if ((r = stripe_plan(m->gs, &st, y0, y1, &need)) < 0) goto end;
+        if (need > st.cap) st.cap = need;
+    }
+    r = WAI_ERR_NOMEM;
+    if (!(buf[0] = malloc(st.cap * sizeof(int32_t))) || !(buf[1] = malloc(st.cap * sizeof(int32_t))))
+        goto end;
+    for (int y0 = (int)dy; y0 < y_end; y0 += rows) {
+        const int y1 = y_end - y0 < rows ? y_end : y0 + rows;
+        size_t need;
+        if ((r = stripe_plan(m->gs, &st, y0, y1, &need)) < 0 ||
+            (r = run_stripe(dsp, &pool, m->gs, &st, y_hat, buf, dx, dw, rgb, stride, dy)) < 0)
+            goto end;
+    }
+    r = 0;
+end:
+    wai_pool_destroy(&pool);
+    free(buf[0]);
+    free(buf[1]);
+    free(st.shape);
+    free(st.r0);
+    return r;
+}
+
 int wai_synthesis(const WaiModel *m, const WaiDsp *dsp, const WaiGeometry *g, const int32_t *y_hat,
                   uint32_t dx, uint32_t dy, uint32_t dw, uint32_t dh, uint8_t *rgb, ptrdiff_t stride)
 {
@@ -465,16 +686,20 @@ int wai_synthesis(const WaiModel *m, const WaiDsp *dsp, const WaiGeometry *g, co
 
     int32_t *p;
     WaiShape ps;
+    size_t pair;
     int r;
-    if (dsp->synthesis_rgb) { /* a backend converting on its device: the same checks first */
-        size_t pair;
-        if ((r = walk_shapes(m->gs, m->n_gs, g->y, &ps, &pair)) < 0) return r;
-        if (!shape_eq(ps, (WaiShape){ 3, (int)g->hp, (int)g->wp })) return WAI_ERR_MODEL_INVALID;
+    /* the whole list's checks first, for every path */
+    if ((r = walk_shapes(m->gs, m->n_gs, g->y, &ps, &pair)) < 0) return r;
+    if (!shape_eq(ps, (WaiShape){ 3, (int)g->hp, (int)g->wp })) return WAI_ERR_MODEL_INVALID;
+    if (dsp->synthesis_rgb) { /* a backend converting on its device */
         const int shape[3] = { g->y.c, g->y.h, g->y.w };
         r = dsp->synthesis_rgb(dsp->backend, m->gs, m->n_gs, y_hat, shape, dx, dy, dw, dh, rgb,
                                stride);
-        if (r <= 0) return r; /* 1: declined, the path below */
+        if (r <= 0) return r; /* 1: declined, the paths below */
     }
+    if (!dsp->run_layers) /* the CPU kernels: in stripes */
+        return synthesis_striped(m, dsp, g, y_hat, dx, dy, dw, dh, rgb, stride);
+
     WaiPool *pool = NULL;
     if ((r = run_layers_pool(dsp, &pool, m->gs, m->n_gs, y_hat, g->y, &p, &ps)) < 0) goto end;
     if (!shape_eq(ps, (WaiShape){ 3, (int)g->hp, (int)g->wp })) {

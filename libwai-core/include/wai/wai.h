@@ -113,8 +113,14 @@ typedef struct WaiSettings {
     int device_index;         /**< which device of its kind; default 0 */
     WaiLogCallback log_callback; /**< error details as they happen; default NULL (none) */
     void *log_opaque;         /**< passed to log_callback; default NULL */
-    uint8_t reserved[64 - 2 * sizeof(void *)]; /**< zero; for future fields without an ABI
-                                   break (log_callback and log_opaque took 2 pointers of it) */
+    int stripe_rows;          /**< output rows the synthesis computes at a time: memory grows
+                                   with the picture's width times this, not its area. 0 =
+                                   automatic (default; $WAI_STRIPE_ROWS overrides): a height
+                                   that keeps the stripes within about 48 MiB. Any value
+                                   gives the same pictures. */
+    uint8_t reserved[64 - 2 * sizeof(void *) - sizeof(int)]; /**< zero; for future fields
+                                   without an ABI break (log_callback, log_opaque and
+                                   stripe_rows took 2 pointers and an int of it) */
 } WaiSettings;
 
 WAI_API void wai_default_settings(WaiSettings *s);
