@@ -13,6 +13,11 @@
 #   corpus.sh decode WAI_CLI CORPUS
 #       `wai decode FILE --sha256` (automatic kernels and threads) and `wai decode - --sha256`
 #       from a pipe, with WAI_MODEL_PATH=CORPUS, give the pinned hashes
+#   corpus.sh memory WAI_CLI CORPUS [gst]
+#       each stream of at least 8 megapixels (the camera-size c07) decoded by `wai decode` (and,
+#       with gst, by gst-launch-1.0 filesrc ! waidec ! fakesink) within 256 MiB peak RSS (issue
+#       24: the striped synthesis), and, so that the check can fail, the same decode in one
+#       stripe (WAI_STRIPE_ROWS=16777216) above it
 #   corpus.sh gst    WAI_CLI CORPUS TESTTOOL LAUNCHER
 #       every stream through gst-launch-1.0 filesrc ! waidec model-path=CORPUS, and with
 #       WAI_MODEL_PATH=CORPUS through decodebin and playbin (LAUNCHER: gst-wai-launch), to raw
@@ -95,6 +100,28 @@ decode)
     done < <(entries)
     finish corpus-decode ;;
 
+memory)
+    # peak RSS (KiB) of a command and its children, from the kernel's accounting
+    peak() { python3 -c 'import resource, subprocess, sys
+r = subprocess.run(sys.argv[1:], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
+print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss if r.returncode == 0 else "failed")' "$@"; }
+    bound=$((256 * 1024)) seen=0
+    while read -r f h n wh; do
+        w=${wh%x*} ht=${wh#*x}
+        [ $((w * ht)) -ge 8000000 ] || continue
+        seen=1
+        kb=$(peak "$wai" decode "$corpus/$f" --model-path "$corpus" -o /dev/null)
+        check "wai decode $f: peak RSS $kb KiB <= $bound KiB" -- [ "$kb" -le $bound ]
+        kb=$(WAI_STRIPE_ROWS=16777216 peak "$wai" decode "$corpus/$f" --model-path "$corpus" -o /dev/null)
+        check "wai decode $f in one stripe: peak RSS $kb KiB > $bound KiB (the check can fail)" -- [ "$kb" -gt $bound ]
+        if [ "${1:-}" = gst ]; then
+            kb=$(peak gst-launch-1.0 -q filesrc location="$corpus/$f" ! waidec model-path="$corpus" ! fakesink)
+            check "gst-launch-1.0 filesrc ! waidec ! fakesink $f: peak RSS $kb KiB <= $bound KiB" -- [ "$kb" -le $bound ]
+        fi
+    done < <(entries)
+    check "the corpus has a stream of at least 8 megapixels" -- [ $seen = 1 ]
+    finish corpus-memory ;;
+
 gst)
     tool=$1 launcher=$2
     while read -r f h n wh; do
@@ -131,5 +158,5 @@ gst)
     done < <(entries)
     finish corpus-gst ;;
 
-*) echo "usage: corpus.sh model|verify|decode|gst WAI_CLI CORPUS ..." >&2; exit 2 ;;
+*) echo "usage: corpus.sh model|verify|decode|memory|gst WAI_CLI CORPUS ..." >&2; exit 2 ;;
 esac

@@ -321,6 +321,14 @@ if [ -f "$CORPUS/manifest.txt" ]; then
         else
             bad "$n decode: rc=$rc bytes=$size (want $((frames * fsize))) sha256=$got want $hash; $(head -c 300 "$TMP/c.err")"
         fi
+        if [ $((w * h)) -ge 8000000 ]; then
+            # camera size (issue 24): the striped synthesis keeps the decode within 256 MiB
+            kb=$(python3 -c 'import resource, subprocess, sys
+r = subprocess.run(sys.argv[1:], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss if r.returncode == 0 else "failed")' $FF -i "$v" -f null -)
+            [ "$kb" -le 262144 ] 2>/dev/null && ok "$n decode within 256 MiB (peak RSS $kb KiB)" ||
+                bad "$n decode: peak RSS $kb KiB, more than 256 MiB"
+        fi
         fnum=$(u32 "$v" 36); fden=$(u32 "$v" 40); g=$(gcd "$fnum" "$fden")
         want="codec_name=wai width=$w height=$h r_frame_rate=$((fnum / g))/$((fden / g)) nb_frames=$frames"
         count=""

@@ -114,6 +114,8 @@ ITEMS = [
      "a tiny picture: 33x17 of one 64x64 block"),
     ("c06-picos-pan-320x180x60", "picos", pan_zoom(320, 180, 60), 30,
      "a 60-frame clip at 30 fps (pan and zoom)"),
+    ("c07-seeding-4032x3024", "seeding", whole(4032, 3024), None,
+     "camera size (12 MP, 4:3): the decode's memory bounded by the striped synthesis"),
 ]
 
 

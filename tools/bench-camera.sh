@@ -1,0 +1,80 @@
+#!/bin/bash
+# Camera-size decode benchmark (issue 24; record: docs/research/camera-size.md): WAI's striped
+# decode (automatic stripe height), the same decode in one stripe (the whole picture at once,
+# as before striping) and libavif's avifdec, interleaved in one run on the same pictures, with
+# the two WAI decodes' output hashes checked equal. Prints per case the median wall time with
+# min-max and the median peak RSS (GNU time's maxrss), and the machine and its load.
+#
+#   tools/bench-camera.sh BUILD_DIR [REPS] [QUALITIES] > log
+#
+# REPS (default 3) interleaved repetitions; QUALITIES (default "1 5 8") of the shipped models.
+# Pictures: centre crops, 4032x3024, 1920x1080 and 768x512, of Dragonfly_by_Bolly.jpg
+# (4224x3168) from Debian's lomiri-wallpapers-16.04 (CC-BY-SA-4.0, "Bolly" 2018); only made
+# here, never committed. AVIF: avifenc -s 6 -j 2 -y 420 --min 26 --max 26 (quantizer 26, as issue 24), decoded with avifdec -j 2 to
+# Y4M. Threads: 2 everywhere.
+set -eu
+B=$(cd "${1:?usage: bench-camera.sh BUILD_DIR [REPS] [QUALITIES]}" && pwd)
+REPS=${2:-3}
+QUALITIES=${3:-1 5 8}
+SRC=$(cd "$(dirname "$0")/.." && pwd)
+PHOTO=/usr/share/backgrounds/Dragonfly_by_Bolly.jpg
+W=$(mktemp -d)
+trap 'rm -rf "$W"' EXIT
+[ -f "$PHOTO" ] || { echo "bench-camera: $PHOTO missing (apt-get install lomiri-wallpapers-16.04)" >&2; exit 2; }
+for t in avifenc avifdec; do command -v $t > /dev/null || { echo "bench-camera: $t missing (apt-get install libavif-bin)" >&2; exit 2; }; done
+
+echo "== machine"
+lscpu | grep -E "Model name|^CPU\(s\)" || true
+echo "git: $(git -C "$SRC" rev-parse --short HEAD 2>/dev/null || echo unknown)"
+echo "load before: $(cat /proc/loadavg)"
+
+/usr/bin/python3 - "$PHOTO" "$W" <<'EOF'
+import sys
+from PIL import Image
+im = Image.open(sys.argv[1]).convert("RGB")
+for w, h in ((4032, 3024), (1920, 1080), (768, 512)):
+    x, y = (im.width - w) // 2, (im.height - h) // 2
+    im.crop((x, y, x + w, y + h)).save(f"{sys.argv[2]}/p{w}x{h}.png")
+EOF
+
+# run NAME CMD...: one timed run, appends "NAME wall_s maxrss_kb" to $W/times
+run() {
+    local name=$1; shift
+    /usr/bin/time -f "$name %e %M" -a -o "$W/times" "$@" > /dev/null 2>&1 ||
+        { echo "bench-camera: $name failed: $*" >&2; exit 1; }
+}
+export WAI_MODEL_PATH=$SRC/models
+for size in 4032x3024 1920x1080 768x512; do
+    png=$W/p$size.png
+    avifenc -s 6 -j 2 -y 420 --min 26 --max 26 "$png" "$W/a$size.avif" > /dev/null
+    echo "== $size: avif $(stat -c %s "$W/a$size.avif") bytes"
+    for q in $QUALITIES; do
+        "$B/tools/wai" encode "$png" -o "$W/w$size-q$q.wai" --quality "$q" --model-dir "$SRC/models" > /dev/null 2>&1
+        echo "   q$q: $(stat -c %s "$W/w$size-q$q.wai") bytes"
+    done
+    for r in $(seq "$REPS"); do
+        for q in $QUALITIES; do
+            f=$W/w$size-q$q.wai
+            run "$size q$q striped" "$B/tools/wai" decode "$f" -o "$W/s.rgb" --threads 2
+            run "$size q$q whole" "$B/tools/wai" decode "$f" -o "$W/h.rgb" --threads 2 --stripe-rows 16777216
+            cmp -s "$W/s.rgb" "$W/h.rgb" || { echo "bench-camera: $size q$q: striped and whole decodes differ" >&2; exit 1; }
+        done
+        run "$size avifdec" avifdec -j 2 "$W/a$size.avif" "$W/a.y4m"
+    done
+    echo "   load: $(cat /proc/loadavg)"
+done
+
+echo "== results (wall s: median [min-max]; peak RSS MiB: median), $REPS interleaved runs, 2 threads"
+/usr/bin/python3 - "$W/times" <<'EOF'
+import sys, statistics, collections
+rows = collections.OrderedDict()
+for line in open(sys.argv[1]):
+    *name, wall, rss = line.split()
+    if not name or name[0].startswith("Command"):
+        continue
+    rows.setdefault(" ".join(name), []).append((float(wall), int(rss)))
+for name, v in rows.items():
+    w = [a for a, _ in v]; m = [b for _, b in v]
+    print(f"{name:26s} {statistics.median(w):7.2f} [{min(w):.2f}-{max(w):.2f}]  {statistics.median(m) / 1024:8.1f}")
+EOF
+echo "load after: $(cat /proc/loadavg)"
