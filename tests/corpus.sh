@@ -101,10 +101,7 @@ decode)
     finish corpus-decode ;;
 
 memory)
-    # peak RSS (KiB) of a command and its children, from the kernel's accounting
-    peak() { python3 -c 'import resource, subprocess, sys
-r = subprocess.run(sys.argv[1:], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
-print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss if r.returncode == 0 else "failed")' "$@"; }
+    peak() { python3 "$(dirname "$0")/peak-rss.py" "$@"; }   # KiB, or "failed"
     bound=$((256 * 1024)) seen=0
     while read -r f h n wh; do
         w=${wh%x*} ht=${wh#*x}

@@ -21,6 +21,10 @@ static inline int64_t wai_rshr(int64_t v, unsigned s)
     return s ? (v + ((int64_t)1 << (s - 1))) >> s : v;
 }
 
+/* floor(a / b) and ceil(a / b) for b > 0 and any sign of a (C division truncates). */
+static inline int wai_floor_div(int a, int b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
+static inline int wai_ceil_div(int a, int b) { return a >= 0 ? (a + b - 1) / b : -(-a / b); }
+
 static inline int32_t wai_clamp_act(int64_t v)
 {
     return v < WAI_ACT_MIN ? WAI_ACT_MIN : v > WAI_ACT_MAX ? WAI_ACT_MAX : (int32_t)v;

@@ -14,9 +14,6 @@
 static inline int imin(int a, int b) { return a < b ? a : b; }
 static inline int imax(int a, int b) { return a > b ? a : b; }
 
-/* floor(a / b) and ceil(a / b) for b > 0 and any sign of a (C division truncates). */
-static inline int floor_div(int a, int b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
-static inline int ceil_div(int a, int b) { return a >= 0 ? (a + b - 1) / b : -(-a / b); }
 
 /* rshr of the spec conventions; the planted faults vec_rshr_* are misreadings of it that
  * `wai verify --kernels reference` on the conformance vectors must catch (vectors/README.md,
@@ -108,8 +105,8 @@ static void conv_ref(const WaiLayer *l, const int32_t *in, int ih, int iw,
                             const int64_t wv = wo[(i * kh + ky) * kw + kx];
 #endif
                             /* the ox of this tile with ix = ox*s - pad + kx in [0, iw) */
-                            const int lo = imax(ceil_div(pad - kx, s), ox0);
-                            const int hi = imin(floor_div(iw - 1 + pad - kx, s) + 1, ox0 + n);
+                            const int lo = imax(wai_ceil_div(pad - kx, s), ox0);
+                            const int hi = imin(wai_floor_div(iw - 1 + pad - kx, s) + 1, ox0 + n);
                             for (int ox = lo; ox < hi; ox++)
                                 acc[ox - ox0] += src[ox * s - pad + kx] * wv;
                         }
@@ -152,12 +149,12 @@ static void convt_ref(const WaiLayer *l, const int32_t *in, int ih, int iw,
                             const int64_t wv = wo[(i * kh + ky) * kw + kx];
 #endif
                             /* the ix whose ox = ix*s - pad + kx falls in [ox0, ox0 + n) */
-                            const int lo = imax(ceil_div(ox0 + pad - kx, s), 0);
+                            const int lo = imax(wai_ceil_div(ox0 + pad - kx, s), 0);
 #ifdef WAI_PLANTED_FAULT_DSP_CONVT_EDGE
                             /* planted: the last input column never contributes */
-                            const int hi = imin(floor_div(ox0 + n - 1 + pad - kx, s) + 1, iw - 1);
+                            const int hi = imin(wai_floor_div(ox0 + n - 1 + pad - kx, s) + 1, iw - 1);
 #else
-                            const int hi = imin(floor_div(ox0 + n - 1 + pad - kx, s) + 1, iw);
+                            const int hi = imin(wai_floor_div(ox0 + n - 1 + pad - kx, s) + 1, iw);
 #endif
                             const int off = kx - pad - ox0; /* acc index of ix is ix*s + off */
                             for (int ix = lo; ix < hi; ix++)

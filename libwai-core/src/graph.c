@@ -439,9 +439,6 @@ static inline uint8_t to_rgb8(int32_t v)
  * window is chosen so that the rows the next layer needs are such rows. Memory then grows with
  * the stripe, not the picture; the bytes are the same for any stripe height. */
 
-static inline int floor_div_i(int a, int b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
-static inline int ceil_div_i(int a, int b) { return a >= 0 ? (a + b - 1) / b : -(-a / b); }
-
 /* For output rows [o0, o1) of layer l (input shape in, 0 <= o0 < o1 <= its output height):
  * the input window [*i0, *i1) whose run on its own gives them exactly, and *base, the full
  * output row of that run's row 0. Returns WAI_ERR_INTERNAL only if the arithmetic is broken. */
@@ -464,14 +461,14 @@ static int stripe_window(const WaiLayer *l, WaiShape in, int o0, int o1, int *i0
         /* spec 5.3 (gather): output oy reads input rows (oy + p - ky) / s; the window's row 0
          * lands on full output row a s, which must not be below o0 */
 #ifdef WAI_PLANTED_FAULT_STRIPE_OVERLAP
-        a = ceil_div_i(o0 + p - k + 1 + s, s);   /* planted: one input row too few above */
+        a = wai_ceil_div(o0 + p - k + 1 + s, s);   /* planted: one input row too few above */
 #else
-        a = ceil_div_i(o0 + p - k + 1, s);
+        a = wai_ceil_div(o0 + p - k + 1, s);
 #endif
         if (a > o0 / s) a = o0 / s;
         if (a > ih - 1) a = ih - 1; /* rows of bias only (kernel shorter than the stride) */
         if (a < 0) a = 0;
-        b = floor_div_i(o1 - 1 + p, s) + 1;
+        b = wai_floor_div(o1 - 1 + p, s) + 1;
         break;
     default: /* leaky ReLU, IGDN: position by position */
         *i0 = o0;

@@ -323,9 +323,7 @@ if [ -f "$CORPUS/manifest.txt" ]; then
         fi
         if [ $((w * h)) -ge 8000000 ]; then
             # camera size (issue 24): the striped synthesis keeps the decode within 256 MiB
-            kb=$(python3 -c 'import resource, subprocess, sys
-r = subprocess.run(sys.argv[1:], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss if r.returncode == 0 else "failed")' $FF -i "$v" -f null -)
+            kb=$(python3 "$ROOT/tests/peak-rss.py" $FF -i "$v" -f null -)
             [ "$kb" -le 262144 ] 2>/dev/null && ok "$n decode within 256 MiB (peak RSS $kb KiB)" ||
                 bad "$n decode: peak RSS $kb KiB, more than 256 MiB"
         fi
