@@ -37,6 +37,19 @@ check "encoding is deterministic" -- cmp -s "$tmp/a.wai" "$tmp/b.wai"
 check "no temporary file left beside the output" -- test -z "$(ls "$tmp" | grep '\.tmp-')"
 expect 0 "explicit --model/--analysis" -- "$wai" encode "$tmp/in.png" -o "$tmp/c.wai" --model "$models/wai-q3.whm" --analysis "$models/wai-q3.ana"
 check "same bytes as --quality 3" -- cmp -s "$tmp/a.wai" "$tmp/c.wai"
+# the analysis in stripes (rounded to whole latent rows: 16 picture rows for these models) gives
+# the same stream as the whole picture: the tiny picture in 5 and in 3 stripes, and a 768x512
+# photo of the eval set (one stripe by default) in 32 stripes of one latent row
+expect 0 "encode in 16-row stripes" -- "$wai" encode -q "$tmp/in.png" -o "$tmp/s16.wai" --quality 3 --model-dir "$models" --stripe-rows 16
+check "16-row stripes: the same bytes" -- cmp -s "$tmp/a.wai" "$tmp/s16.wai"
+expect 0 "encode in 40-row stripes (2 latent rows)" -- "$wai" encode -q "$tmp/in.png" -o "$tmp/s40.wai" --quality 3 --model-dir "$models" --stripe-rows 40
+check "40-row stripes: the same bytes" -- cmp -s "$tmp/a.wai" "$tmp/s40.wai"
+photo=$(dirname "$0")/../samples/eval/coffee.png
+# (and the analysis's threads split output channels: 1 and 3 threads, the same bytes)
+expect 0 "encode the coffee photo (1 thread)" -- "$wai" encode -q "$photo" -o "$tmp/p.wai" --quality 3 --model-dir "$models" --threads 1
+expect 0 "encode the coffee photo in 1-row stripes (one latent row each), 3 threads" -- "$wai" encode -q "$photo" -o "$tmp/p1.wai" --quality 3 --model-dir "$models" --stripe-rows 1 --threads 3
+check "the photo in stripes on 3 threads: the same bytes" -- cmp -s "$tmp/p.wai" "$tmp/p1.wai"
+expect 2 "--stripe-rows -1 is a usage error" -- "$wai" encode -q "$tmp/in.png" -o "$tmp/x.wai" --model-dir "$models" --stripe-rows -1
 expect 0 "two frames" -- "$wai" encode "$tmp/in.png" "$tmp/in.png" -o "$tmp/two.wai" --model-dir "$models" --fps 30000/1001
 check "summary says 2 frames" -- grep -q '2 frames' "$tmp/err"
 check "header frame count 2" -- test "$(frames "$tmp/two.wai")" = 2

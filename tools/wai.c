@@ -1365,13 +1365,16 @@ static void encode_usage(FILE *f)
         "  --fps NUM[/DEN]    frame rate in the sequence header (default: the first Y4M\n"
         "                     input's F field, else 25)\n"
         "  --matrix M         bt601 (default) or bt709: the YCbCr matrix of Y4M input\n"
-        "  --threads N        threads of the integer hyper-synthesis (0 = automatic)\n"
+        "  --threads N        threads of the analysis and the integer hyper-synthesis\n"
+        "                     (0 = automatic); any N gives the same stream\n"
         "  --max-memory BYTES budget of the float analysis per picture (suffixes k, M, G:\n"
         "                     powers of 1024; default 4G): more is an error, before allocating\n"
         "  --mean-correction N  0..4 extra passes (default 2) where a colour channel's mean\n"
         "                     comes back more than half a level off: the encoder decodes its\n"
         "                     own frame and codes the picture again moved by the error\n"
         "                     (0: one pass, faster)\n"
+        "  --stripe-rows N    picture rows the analysis works on at a time (rounded to whole\n"
+        "                     latent rows; 0 = automatic, default): the same stream for any N\n"
         "  --progress         a progress line per frame (frame i/n, bytes, bpp) on stderr;\n"
         "                     the default when stderr is a terminal (updated in place there)\n"
         "  -q, --quiet        no progress and no summary line\n"
@@ -1529,6 +1532,9 @@ static int cmd_encode(int argc, char **argv)
         } else if ((v = opt_value(argc, argv, &i, "--mean-correction", &missing))) {
             if (parse_u64(v, &u, 0) || u > 4) goto bad;
             s.mean_correction = (int)u;
+        } else if ((v = opt_value(argc, argv, &i, "--stripe-rows", &missing))) {
+            if (parse_u64(v, &u, 0) || u > (1u << 24)) goto bad;
+            s.stripe_rows = (int)u;
         } else if ((v = opt_value(argc, argv, &i, "--matrix", &missing))) {
             if (!strcmp(v, "bt601")) { kr = 0.299; kb = 0.114; }
             else if (!strcmp(v, "bt709")) { kr = 0.2126; kb = 0.0722; }

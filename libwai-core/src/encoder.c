@@ -16,6 +16,7 @@
 #include "model.h"
 #include "payload.h"
 #include "stream.h"
+#include "threadpool.h"
 
 #ifndef WAI_MODEL_DIR
 #define WAI_MODEL_DIR "/usr/local/share/wai/models"
@@ -244,7 +245,71 @@ static int conv_sizes(const AnaLayer *l, size_t c, size_t h, size_t w, ConvSizes
     return 0;
 }
 
-static int conv_f(const AnaLayer *l, const FT *x, FT *y)
+/* The work of conv_f split by output channel (each output element is computed by the same
+ * operations in the same order whichever job or thread computes it). */
+typedef struct ConvJob {
+    const AnaLayer *l;
+    const FT *x;
+    FT *y;
+    const float *ph;
+    size_t prow, plane, pplane;
+    const size_t *rr;
+    const int *lo, *hi, *mm;
+    int LO, HI, k, s, p, n_jobs;
+} ConvJob;
+
+static void conv_job(void *ctx, int job)
+{
+    const ConvJob *c = ctx;
+    const AnaLayer *l = c->l;
+    const FT *x = c->x;
+    FT *y = c->y;
+    const float *ph = c->ph;
+    const size_t prow = c->prow, plane = c->plane, pplane = c->pplane;
+    const size_t *rr = c->rr;
+    const int *lo = c->lo, *hi = c->hi, *mm = c->mm;
+    const int LO = c->LO, HI = c->HI, k = c->k, s = c->s, p = c->p;
+    const int o_end = (int)((int64_t)(job + 1) * y->c / c->n_jobs);
+    for (int o = (int)((int64_t)job * y->c / c->n_jobs); o < o_end; o++) {
+        float *out = y->d + (size_t)o * plane;
+        for (size_t j = 0; j < plane; j++) out[j] = l->b[o];
+        for (int i = 0; i < l->cin; i++) {
+            const float *in = ph + (size_t)i * pplane;
+            const float *w = l->w + ((size_t)o * l->cin + i) * (size_t)(k * k);
+            for (int ky = 0; ky < k; ky++) {
+                /* output rows whose input row oy*s - p + ky is inside */
+                for (int oy = 0; oy < y->h; oy++) {
+                    int iy = oy * s - p + ky;
+                    if (iy < 0 || iy >= x->h) continue;
+                    float *orow = out + (size_t)oy * y->w;
+                    const float *src[ANA_K_MAX];
+                    for (int kx = 0; kx < k; kx++) src[kx] = in + (size_t)iy * prow + rr[kx];
+                    if (k != 5 || LO > HI) {
+                        for (int kx = 0; kx < k; kx++)
+                            axpy_row(orow, src[kx], mm[kx], w[ky * k + kx], lo[kx], hi[kx]);
+                        continue;
+                    }
+                    /* 5 taps: all of them at once where all are inside, tap by tap (in the
+                     * same order) at the edges */
+                    for (int ox = 0; ox < y->w; ox++) {
+                        if (ox == LO) ox = HI + 1;
+                        if (ox >= y->w) break;
+#ifdef WAI_PLANTED_FAULT_ENC_CONV_EDGE
+                        for (int kx = 0; kx < k - 1; kx++)   /* planted: the last tap is lost */
+#else
+                        for (int kx = 0; kx < k; kx++)
+#endif
+                            if (ox >= lo[kx] && ox <= hi[kx])
+                                orow[ox] += w[ky * k + kx] * src[kx][ox + mm[kx]];
+                    }
+                    row5(orow, src, mm, w + ky * k, LO, HI);
+                }
+            }
+        }
+    }
+}
+
+static int conv_f(const AnaLayer *l, const FT *x, FT *y, WaiPool *pool)
 {
     const int k = l->k, s = l->stride, p = l->pad;
     ConvSizes z;
@@ -287,43 +352,10 @@ static int conv_f(const AnaLayer *l, const FT *x, FT *y)
         if (lo[kx] > LO) LO = lo[kx];
         if (hi[kx] < HI) HI = hi[kx];
     }
-    for (int o = 0; o < y->c; o++) {
-        float *out = y->d + (size_t)o * plane;
-        for (size_t j = 0; j < plane; j++) out[j] = l->b[o];
-        for (int i = 0; i < l->cin; i++) {
-            const float *in = ph + (size_t)i * pplane;
-            const float *w = l->w + ((size_t)o * l->cin + i) * (size_t)(k * k);
-            for (int ky = 0; ky < k; ky++) {
-                /* output rows whose input row oy*s - p + ky is inside */
-                for (int oy = 0; oy < y->h; oy++) {
-                    int iy = oy * s - p + ky;
-                    if (iy < 0 || iy >= x->h) continue;
-                    float *orow = out + (size_t)oy * y->w;
-                    const float *src[ANA_K_MAX];
-                    for (int kx = 0; kx < k; kx++) src[kx] = in + (size_t)iy * prow + rr[kx];
-                    if (k != 5 || LO > HI) {
-                        for (int kx = 0; kx < k; kx++)
-                            axpy_row(orow, src[kx], mm[kx], w[ky * k + kx], lo[kx], hi[kx]);
-                        continue;
-                    }
-                    /* 5 taps: all of them at once where all are inside, tap by tap (in the
-                     * same order) at the edges */
-                    for (int ox = 0; ox < y->w; ox++) {
-                        if (ox == LO) ox = HI + 1;
-                        if (ox >= y->w) break;
-#ifdef WAI_PLANTED_FAULT_ENC_CONV_EDGE
-                        for (int kx = 0; kx < k - 1; kx++)   /* planted: the last tap is lost */
-#else
-                        for (int kx = 0; kx < k; kx++)
-#endif
-                            if (ox >= lo[kx] && ox <= hi[kx])
-                                orow[ox] += w[ky * k + kx] * src[kx][ox + mm[kx]];
-                    }
-                    row5(orow, src, mm, w + ky * k, LO, HI);
-                }
-            }
-        }
-    }
+    ConvJob job = { l, x, y, ph, prow, plane, pplane, rr, lo, hi, mm, LO, HI, k, s, p, 1 };
+    const int threads = pool ? wai_pool_threads(pool) : 1;
+    job.n_jobs = threads > 1 ? (4 * threads < y->c ? 4 * threads : y->c) : 1;
+    wai_pool_run(pool, conv_job, &job, job.n_jobs);
     free(ph);
     return 0;
 }
@@ -335,30 +367,54 @@ static void lrelu_f(const AnaLayer *l, FT *x)
         if (x->d[i] < 0) x->d[i] *= l->slope;
 }
 
-/* y_i = x_i / sqrt(beta_i + sum_j gamma_ij x_j^2), in place (one position at a time). */
-static int gdn_f(const AnaLayer *l, FT *x)
+/* y_i = x_i / sqrt(beta_i + sum_j gamma_ij x_j^2), in place (one position at a time). The
+ * squares are computed first, so the channels can be split between jobs. */
+typedef struct GdnJob {
+    const AnaLayer *l;
+    FT *x;
+    const float *sq;
+    float *norm;   /* a plane per job */
+    size_t plane;
+    int n_jobs;
+} GdnJob;
+
+static void gdn_job(void *ctx, int job)
+{
+    const GdnJob *g = ctx;
+    const int c = g->x->c;
+    const size_t plane = g->plane;
+    float *norm = g->norm + (size_t)job * plane;
+    const int i_end = (int)((int64_t)(job + 1) * c / g->n_jobs);
+    for (int i = (int)((int64_t)job * c / g->n_jobs); i < i_end; i++) {
+        for (size_t p = 0; p < plane; p++) norm[p] = g->l->beta[i];
+        for (int j = 0; j < c; j++) {
+            const float gm = g->l->gamma[(size_t)i * c + j];
+            if (gm == 0) continue;
+            axpy_row(norm, g->sq + (size_t)j * plane, 0, gm, 0, (int)plane - 1);
+        }
+        float *xi = g->x->d + (size_t)i * plane;
+        for (size_t p = 0; p < plane; p++) xi[p] /= sqrtf(norm[p]);
+    }
+}
+
+static int gdn_f(const AnaLayer *l, FT *x, WaiPool *pool)
 {
     const int c = x->c;
     const size_t plane = (size_t)x->h * x->w; /* c * plane floats: x's own size, allocated */
     if (plane > INT_MAX) return WAI_ERR_LIMIT; /* axpy_row takes int positions */
+    const int threads = pool ? wai_pool_threads(pool) : 1;
+    GdnJob job = { l, x, NULL, NULL, plane, threads > 1 ? (2 * threads < c ? 2 * threads : c) : 1 };
     float *sq = malloc((size_t)c * plane * sizeof(float));
     if (!sq) return WAI_ERR_NOMEM;
     for (size_t i = 0; i < (size_t)c * plane; i++) sq[i] = x->d[i] * x->d[i];
-    float *norm = malloc(plane * sizeof(float));
+    float *norm = malloc((size_t)job.n_jobs * plane * sizeof(float));
     if (!norm) {
         free(sq);
         return WAI_ERR_NOMEM;
     }
-    for (int i = 0; i < c; i++) {
-        for (size_t p = 0; p < plane; p++) norm[p] = l->beta[i];
-        for (int j = 0; j < c; j++) {
-            const float g = l->gamma[(size_t)i * c + j];
-            if (g == 0) continue;
-            axpy_row(norm, sq + (size_t)j * plane, 0, g, 0, (int)plane - 1);
-        }
-        float *xi = x->d + (size_t)i * plane;
-        for (size_t p = 0; p < plane; p++) xi[p] /= sqrtf(norm[p]);
-    }
+    job.sq = sq;
+    job.norm = norm;
+    wai_pool_run(pool, gdn_job, &job, job.n_jobs);
     free(norm);
     free(sq);
     return 0;
@@ -397,20 +453,20 @@ static int analysis_peak(const AnaLayer *l, uint32_t n, size_t c, size_t h, size
     return 0;
 }
 
-static int run_f(const AnaLayer *l, uint32_t n, FT *t)
+static int run_f(const AnaLayer *l, uint32_t n, FT *t, WaiPool *pool)
 {
     for (uint32_t i = 0; i < n; i++) {
         int ret = 0;
         if (l[i].type == ANA_CONV) {
             FT y;
-            ret = conv_f(&l[i], t, &y);
+            ret = conv_f(&l[i], t, &y, pool);
             if (ret < 0) return ret;
             free(t->d);
             *t = y;
         } else if (l[i].type == ANA_LRELU) {
             lrelu_f(&l[i], t);
         } else {
-            ret = gdn_f(&l[i], t);
+            ret = gdn_f(&l[i], t, pool);
             if (ret < 0) return ret;
         }
     }
@@ -420,6 +476,166 @@ static int run_f(const AnaLayer *l, uint32_t n, FT *t)
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC pop_options
 #endif
+
+/* Rows [y0, y1) of RGB8 -> [3][Hp][Wp] in [0, 1]: [3][y1 - y0][wp], each channel k moved by
+ * -shift[k] levels (mean correction), edge pixels replicated into the padding. */
+static float *load_rows(const uint8_t *rgb, ptrdiff_t stride, uint32_t w, uint32_t h,
+                        uint32_t wp, uint32_t y0, uint32_t y1, const float shift[3])
+{
+    const size_t plane = (size_t)wp * (y1 - y0);
+    float *x = malloc(3 * plane * sizeof(float));
+    if (!x) return NULL;
+    for (uint32_t yy = y0; yy < y1; yy++) {
+#ifdef WAI_PLANTED_FAULT_ENC_PAD_ROW
+        const uint8_t *row = rgb + (ptrdiff_t)(yy < h ? yy : 0) * stride;  /* planted: wrong row */
+#else
+        const uint8_t *row = rgb + (ptrdiff_t)(yy < h ? yy : h - 1) * stride;
+#endif
+        for (uint32_t xx = 0; xx < wp; xx++) {
+            const uint8_t *px = row + 3 * (size_t)(xx < w ? xx : w - 1);
+            for (int k = 0; k < 3; k++)
+                x[k * plane + (size_t)(yy - y0) * wp + xx] = (px[k] - shift[k]) / 255.0f;
+        }
+    }
+    return x;
+}
+
+/* ---- g_a in horizontal stripes of y rows ----
+ * As the decoder's g_s (graph.c; spec section 10): each layer runs on a window of its input
+ * rows as if it were the whole input, and keeps the output rows the next layer needs. Every
+ * output value is computed by the same operations in the same order as on the whole picture
+ * (conv_f adds a tap only for input rows inside the input, and the window holds every input
+ * row of the rows kept), so the floats, and the stream, are those of a whole-picture run,
+ * while memory grows with the stripe, not the picture. */
+
+/* g_a's memory per stripe: the largest conv's input, phase copy and output within about this */
+#define ANA_STRIPE_BYTES ((size_t)48 << 20)
+
+/* Input rows [*a, *b) of conv l (input height H) whose run on their own gives its output rows
+ * [o0, o1), and *base, the full output row of that run's row 0 (a multiple of the stride
+ * keeps the output grid). */
+static int ana_window(const AnaLayer *l, int H, int o0, int o1, int *a, int *b, int *base)
+{
+    const int s = l->stride, p = l->pad, k = l->k;
+#ifdef WAI_PLANTED_FAULT_ENC_STRIPE_OVERLAP
+    int lo = o0 * s - p + s, hi = (o1 - 1) * s - p + k;   /* planted: a stride of rows short above */
+#else
+    int lo = o0 * s - p, hi = (o1 - 1) * s - p + k;
+#endif
+    if (lo > H - 1) lo = H - 1;
+    if (lo < 0) lo = 0;
+    lo -= lo % s;
+    if (hi > H) hi = H;
+    if (hi <= lo) hi = lo + 1;
+    /* grow downwards until the window's own output reaches o1 (at hi = H it always does) */
+    while (hi - lo + 2 * p < k || lo / s + (hi - lo + 2 * p - k) / s + 1 < o1) {
+        if (hi >= H) return WAI_ERR_INTERNAL;
+        hi++;
+    }
+    *a = lo;
+    *b = hi;
+    *base = lo / s;
+    return 0;
+}
+
+/* Keep rows [r0, r1) of every channel of t, moved to the front (each move goes to a lower
+ * address, so channel by channel in order is safe). */
+static void keep_rows(FT *t, int r0, int r1)
+{
+    const size_t keep = (size_t)(r1 - r0) * t->w;
+    if (r0 || r1 != t->h)
+        for (int c = 0; c < t->c; c++)
+            memmove(t->d + c * keep, t->d + ((size_t)c * t->h + r0) * t->w, keep * sizeof(float));
+    t->h = r1 - r0;
+}
+
+/* g_a (layers l[0..n)) on the picture of geometry g moved by -shift: y (c x Hy x Wy) into *y.
+ * y_step: y rows per stripe; 0: from peak, the whole picture's analysis peak (analysis_peak). */
+static int analysis_striped(const AnaLayer *l, uint32_t n, const uint8_t *rgb, ptrdiff_t stride,
+                            const WaiGeometry *g, const float shift[3], size_t peak, int y_step,
+                            WaiPool *pool, FT *y)
+{
+    int ret = WAI_ERR_NOMEM;
+    int *hs = malloc((n + 1) * 4 * sizeof(int)); /* input height of layer k, then the plan */
+    y->d = NULL;
+    if (!hs) return ret;
+    int *r0 = hs + n + 1, *r1 = r0 + n + 1, *base = r1 + n + 1;
+    hs[0] = (int)g->hp;
+    int c = 3, wd = (int)g->wp;
+    for (uint32_t k = 0; k < n; k++) {
+        hs[k + 1] = hs[k];
+        if (l[k].type != ANA_CONV) continue;
+        ConvSizes z;
+        if ((ret = conv_sizes(&l[k], (size_t)c, (size_t)hs[k], (size_t)wd, &z)) < 0) goto end;
+        hs[k + 1] = (int)z.oh;
+        wd = (int)z.ow;
+        c = l[k].cout;
+    }
+    const int H = hs[n];
+    size_t ny;
+    if (wai_mul_size((size_t)c * (size_t)H, (size_t)wd * sizeof(float), &ny)) {
+        ret = WAI_ERR_LIMIT;
+        goto end;
+    }
+    if (!(y->d = malloc(ny))) { ret = WAI_ERR_NOMEM; goto end; }
+    y->c = c;
+    y->h = H;
+    y->w = wd;
+    /* y rows per stripe: the whole picture's peak scaled down to about ANA_STRIPE_BYTES */
+    double rows = y_step > 0                ? y_step
+                  : peak > ANA_STRIPE_BYTES ? (double)H * ANA_STRIPE_BYTES / (double)peak
+                                            : H;
+    const int step = rows < 1 ? 1 : rows > H ? H : (int)rows;
+    for (int o0 = 0; o0 < H; o0 += step) {
+        const int o1 = H - o0 < step ? H : o0 + step;
+        r0[n] = o0;
+        r1[n] = o1;
+        for (uint32_t k = n; k-- > 0;) {
+            if (l[k].type != ANA_CONV) {
+                r0[k] = r0[k + 1], r1[k] = r1[k + 1], base[k] = r0[k];
+                continue;
+            }
+            if ((ret = ana_window(&l[k], hs[k], r0[k + 1], r1[k + 1], &r0[k], &r1[k], &base[k])) < 0)
+                goto end;
+        }
+        FT t = { load_rows(rgb, stride, g->width, g->height, g->wp, (uint32_t)r0[0],
+                           (uint32_t)r1[0], shift), 3, r1[0] - r0[0], (int)g->wp };
+        if (!t.d) { ret = WAI_ERR_NOMEM; goto end; }
+        for (uint32_t k = 0; k < n; k++) {
+            if (l[k].type == ANA_CONV) {
+                FT u;
+                ret = conv_f(&l[k], &t, &u, pool);
+                free(t.d);
+                t = u;
+                if (ret < 0) goto end;
+                if (r0[k + 1] - base[k] < 0 || r1[k + 1] - base[k] > t.h) {
+                    free(t.d);
+                    ret = WAI_ERR_INTERNAL;
+                    goto end;
+                }
+                keep_rows(&t, r0[k + 1] - base[k], r1[k + 1] - base[k]);
+            } else if (l[k].type == ANA_LRELU) {
+                lrelu_f(&l[k], &t);
+            } else if ((ret = gdn_f(&l[k], &t, pool)) < 0) {
+                free(t.d);
+                goto end;
+            }
+        }
+        const size_t rows_plane = (size_t)(o1 - o0) * wd;
+        for (int ch = 0; ch < c; ch++)
+            memcpy(y->d + ((size_t)ch * H + o0) * wd, t.d + ch * rows_plane, rows_plane * sizeof(float));
+        free(t.d);
+    }
+    ret = 0;
+end:
+    if (ret < 0) {
+        free(y->d);
+        y->d = NULL;
+    }
+    free(hs);
+    return ret;
+}
+
 
 /* ---- model search (the order is documented in wai/encoder.h) ---- */
 
@@ -480,7 +696,7 @@ int wai_encoder_open(WaiEncoder **out, const WaiEncoderSettings *s)
     *out = NULL;
     if (!s || ((!s->model_file) != (!s->analysis_file)) ||
         (!s->model_file && (s->quality < 1 || s->quality > WAI_ENCODER_MAX_QUALITY)) || !s->fps_num || !s->fps_den ||
-        s->threads < 0 || s->mean_correction < 0 || s->mean_correction > 4)
+        s->threads < 0 || s->mean_correction < 0 || s->mean_correction > 4 || s->stripe_rows < 0)
         return WAI_ERR_INVALID_ARG;
     WaiEncoder *e = calloc(1, sizeof(*e));
     if (!e) return WAI_ERR_NOMEM;
@@ -573,29 +789,6 @@ static int32_t round_value(double v)
     return r > WAI_VALUE_MAX ? WAI_VALUE_MAX : r < -WAI_VALUE_MAX ? -WAI_VALUE_MAX : (int32_t)r;
 }
 
-/* RGB8 -> [3][Hp][Wp] in [0, 1], each channel k moved by -shift[k] levels (mean correction),
- * edge pixels replicated into the padding. */
-static float *load_padded(const uint8_t *rgb, ptrdiff_t stride, uint32_t w, uint32_t h,
-                          uint32_t wp, uint32_t hp, const float shift[3])
-{
-    const size_t plane = (size_t)wp * hp;
-    float *x = malloc(3 * plane * sizeof(float));
-    if (!x) return NULL;
-    for (uint32_t yy = 0; yy < hp; yy++) {
-#ifdef WAI_PLANTED_FAULT_ENC_PAD_ROW
-        const uint8_t *row = rgb + (ptrdiff_t)(yy < h ? yy : 0) * stride;  /* planted: wrong row */
-#else
-        const uint8_t *row = rgb + (ptrdiff_t)(yy < h ? yy : h - 1) * stride;
-#endif
-        for (uint32_t xx = 0; xx < wp; xx++) {
-            const uint8_t *px = row + 3 * (size_t)(xx < w ? xx : w - 1);
-            for (int k = 0; k < 3; k++)
-                x[k * plane + (size_t)yy * wp + xx] = (px[k] - shift[k]) / 255.0f;
-        }
-    }
-    return x;
-}
-
 /* One pass: analysis of the picture moved by -shift, quantisation, entropy coding: *payload. */
 static int encode_payload(WaiEncoder *e, const uint8_t *rgb, ptrdiff_t stride, uint32_t w,
                           uint32_t h, const float shift[3], uint8_t **payload_out, size_t *psize_out)
@@ -620,13 +813,15 @@ static int encode_payload(WaiEncoder *e, const uint8_t *rgb, ptrdiff_t stride, u
                  (unsigned)w, (unsigned)h, (unsigned long long)e->s.max_memory);
         return WAI_ERR_LIMIT;
     }
-    FT t = { load_padded(rgb, stride, w, h, g.wp, g.hp, shift), 3, (int)g.hp, (int)g.wp };
-    FT zt = { NULL, 0, 0, 0 };
+    FT t = { NULL, 0, 0, 0 }, zt = { NULL, 0, 0, 0 };
     int32_t *z_sym = NULL, *z_hat = NULL, *y_mean = NULL, *y_sym = NULL;
     uint8_t *y_index = NULL, *payload = NULL;
     size_t psize = 0;
-    if (!t.d) return fail(e, WAI_ERR_NOMEM, "out of memory");
-    if ((ret = run_f(e->layers, e->n_ga, &t)) < 0) goto end;
+    const int y_step = e->s.stripe_rows ? (int)(e->s.stripe_rows / m->y_down ? e->s.stripe_rows / m->y_down : 1) : 0;
+    WaiPool *pool = NULL; /* the analysis's threads (e->dsp.threads); none if they cannot start */
+    if (e->dsp.threads > 1 && wai_pool_create(&pool, e->dsp.threads) < 0) pool = NULL;
+    if ((ret = analysis_striped(e->layers, e->n_ga, rgb, stride, &g, shift, pa, y_step, pool, &t)) < 0)
+        goto end;
     if (t.c != g.y.c || t.h != g.y.h || t.w != g.y.w) {
         ret = fail(e, WAI_ERR_MODEL_INVALID, "g_a output shape differs from the model's y");
         goto end;
@@ -636,7 +831,7 @@ static int encode_payload(WaiEncoder *e, const uint8_t *rgb, ptrdiff_t stride, u
     if (!zt.d) { ret = WAI_ERR_NOMEM; goto end; }
     memcpy(zt.d, t.d, ny * sizeof(float));
     zt.c = t.c; zt.h = t.h; zt.w = t.w;
-    if ((ret = run_f(e->layers + e->n_ga, e->n_ha, &zt)) < 0) goto end;
+    if ((ret = run_f(e->layers + e->n_ga, e->n_ha, &zt, pool)) < 0) goto end;
     if (zt.c != g.z.c || zt.h != g.z.h || zt.w != g.z.w) {
         ret = fail(e, WAI_ERR_MODEL_INVALID, "h_a output shape differs from the model's z");
         goto end;
@@ -664,6 +859,7 @@ static int encode_payload(WaiEncoder *e, const uint8_t *rgb, ptrdiff_t stride, u
     payload = NULL;
 end:
     if (ret < 0 && !e->msg[0]) fail(e, ret, ret == WAI_ERR_NOMEM ? "out of memory" : "encoding failed");
+    wai_pool_destroy(&pool);
     free(t.d);
     free(zt.d);
     free(z_sym);

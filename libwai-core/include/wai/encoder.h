@@ -48,7 +48,8 @@ typedef struct WaiEncoderSettings {
     int quality;               /**< 1..8; default 3 */
     uint32_t fps_num, fps_den; /**< frame rate written to the sequence header; default 25/1 */
     int embed_model;           /**< embed the WHM1 file in the sequence header; default 0 */
-    int threads;               /**< threads of the integer h_s; 0 = automatic (default) */
+    int threads;               /**< threads of the float analysis and the integer h_s; 0 =
+                                    automatic (default); any count gives the same stream */
     uint64_t max_memory;       /**< budget in bytes for the float analysis (g_a, h_a) of one
                                     picture, checked before it allocates: a larger need fails
                                     wai_encode_picture with WAI_ERR_LIMIT; 0 = the default,
@@ -59,7 +60,12 @@ typedef struct WaiEncoderSettings {
                                     again with that channel shifted by the error, keeping the
                                     pass whose worst channel-mean error is smallest; 0 = off,
                                     default 2 */
-    uint8_t reserved[52];      /**< zero */
+    int stripe_rows;           /**< picture rows the float analysis works on at a time,
+                                    rounded to whole latent rows (the model's y_down, at least
+                                    one): memory grows with the width times this, not the
+                                    area; 0 = automatic (default: stripes of about 48 MiB).
+                                    Any value gives the same stream. */
+    uint8_t reserved[48];      /**< zero */
 } WaiEncoderSettings;
 
 WAI_API void wai_encoder_default_settings(WaiEncoderSettings *s);
