@@ -31,19 +31,16 @@ for name in "${names[@]}"; do
             # a leak: an ASan+UBSan clang build with the fault (build-planted-asan), the test run
             # as tools/run-tests.sh's sanitizer stage runs it (Vulkan drivers preloaded)
             mtest=${t#asan:}; adir=${WAI_PLANTED_ASAN_BUILD:-build-planted-asan}
+            . tools/asan-env.sh
             if [ ! -d "$adir" ] && ! CC=clang meson setup "$adir" -Db_lundef=false \
-                    -Db_sanitize=address,undefined -Dgstreamer=disabled \
-                    -Dc_args=-fno-sanitize-recover=all > "$bdir/planted-$name.log" 2>&1; then
+                    "${asan_meson_opts[@]}" > "$bdir/planted-$name.log" 2>&1; then
                 echo "FAIL $name: ASan build does not set up"; missed=$((missed + 1)); continue
             fi
             meson configure "$adir" -Dplanted_fault="$name" > /dev/null
             if ! ninja -C "$adir" >> "$bdir/planted-$name.log" 2>&1; then
                 echo "FAIL $name: does not build"; missed=$((missed + 1)); continue
             fi
-            if ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:halt_on_error=1 \
-               UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-               LD_PRELOAD="$(tests/vk-driver-preload.py)" \
-               meson test -C "$adir" --no-rebuild --timeout-multiplier 4 "$mtest" \
+            if asan_env meson test -C "$adir" --no-rebuild --timeout-multiplier 4 "$mtest" \
                     > "$bdir/planted-$name-test.log" 2>&1; then
                 echo "FAIL $name: NOT caught by $mtest under ASan"; missed=$((missed + 1))
             elif grep -q "LeakSanitizer: detected memory leaks" "$adir/meson-logs/testlog.txt"; then

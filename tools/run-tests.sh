@@ -87,14 +87,10 @@ san_stage() {
     fi
     stage_time "clang $label: build and meson test"
 }
-# 2a. ASan + UBSan. The Vulkan drivers are preloaded so that the loader cannot unload them
-# before LeakSanitizer looks: blocks reachable from a driver's globals would otherwise be reported
-# as leaks of an "<unknown module>" (tests/vk-driver-preload.py says why; nothing is suppressed)
-ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:halt_on_error=1 \
-UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-SAN_WRAP="env LD_PRELOAD=$(tests/vk-driver-preload.py)" \
-    san_stage asan asan+ubsan -Db_sanitize=address,undefined -Dgstreamer=disabled \
-    -Dc_args=-fno-sanitize-recover=all
+# 2a. ASan + UBSan, with the Vulkan drivers preloaded (tools/asan-env.sh, shared with the
+# planted leaks of tools/planted-faults.sh)
+. tools/asan-env.sh
+SAN_WRAP=asan_env san_stage asan asan+ubsan "${asan_meson_opts[@]}"
 # 2b. TSan: the thread pool and the threaded kernels (every vector runs at 1-3 threads); a data
 # race report fails. Vulkan and GStreamer off: their drivers and libraries are not TSan builds.
 # Without address randomisation: clang 14's TSan cannot map its shadow on kernels with many
