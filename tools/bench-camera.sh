@@ -1,9 +1,12 @@
 #!/bin/bash
-# Camera-size decode benchmark (issue 24; record: docs/research/camera-size.md): WAI's striped
+# Camera-size benchmark (issue 24; record: docs/research/camera-size.md): WAI's striped
 # decode (automatic stripe height), the same decode in one stripe (the whole picture at once,
 # as before striping) and libavif's avifdec, interleaved in one run on the same pictures, with
-# the two WAI decodes' output hashes checked equal. Prints per case the median wall time with
-# min-max and the median peak RSS (GNU time's maxrss), and the machine and its load.
+# the two WAI decodes' output hashes checked equal; and the encoders: `wai encode` at quality
+# ENC_Q (default 5; 2 threads) and avifenc, timed in the same repetitions, the WAI streams
+# checked equal from run to run; and, as before issue 24, `wai encode --stripe-rows 16777216
+# --threads 1` (the same stream, checked). Prints per case the median wall time with min-max and the
+# median peak RSS (GNU time's maxrss), and the machine and its load.
 #
 #   tools/bench-camera.sh BUILD_DIR [REPS] [QUALITIES] > log
 #
@@ -53,6 +56,16 @@ for size in 4032x3024 1920x1080 768x512; do
         echo "   q$q: $(stat -c %s "$W/w$size-q$q.wai") bytes"
     done
     for r in $(seq "$REPS"); do
+        run "$size wai encode q${ENC_Q:-5}" "$B/tools/wai" encode "$png" -o "$W/e.wai" --quality "${ENC_Q:-5}" \
+            --model-dir "$SRC/models" --threads 2
+        if [ -f "$W/e0.wai" ]; then
+            cmp -s "$W/e.wai" "$W/e0.wai" || { echo "bench-camera: $size: encodes differ between runs" >&2; exit 1; }
+        else mv "$W/e.wai" "$W/e0.wai"; fi
+        # the encoder as before issue 24: the analysis in one stripe and on one thread
+        run "$size wai encode q${ENC_Q:-5} one stripe, 1 thread" "$B/tools/wai" encode "$png" -o "$W/e1.wai" \
+            --quality "${ENC_Q:-5}" --model-dir "$SRC/models" --threads 1 --stripe-rows 16777216
+        cmp -s "$W/e1.wai" "$W/e0.wai" || { echo "bench-camera: $size: one-stripe encode differs" >&2; exit 1; }
+        run "$size avifenc" avifenc -s 6 -j 2 -y 420 --min 26 --max 26 "$png" "$W/a.avif"
         for q in $QUALITIES; do
             f=$W/w$size-q$q.wai
             run "$size q$q striped" "$B/tools/wai" decode "$f" -o "$W/s.rgb" --threads 2
@@ -61,6 +74,7 @@ for size in 4032x3024 1920x1080 768x512; do
         done
         run "$size avifdec" avifdec -j 2 "$W/a$size.avif" "$W/a.y4m"
     done
+    rm -f "$W/e0.wai"
     echo "   load: $(cat /proc/loadavg)"
 done
 
