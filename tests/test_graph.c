@@ -57,7 +57,7 @@ static void build_geo(void)
 }
 
 static void check_geo(uint32_t w, uint32_t h, uint32_t wp, uint32_t hp, int zw, int yw,
-                      size_t work)
+                      size_t pair_hs, size_t pair_gs)
 {
     WaiGeometry g;
     CHECK_EQ(wai_geometry(&geo, w, h, &g), 0);
@@ -71,7 +71,30 @@ static void check_geo(uint32_t w, uint32_t h, uint32_t wp, uint32_t hp, int zw, 
     CHECK_EQ(g.y.c, 4);
     CHECK_EQ(g.y.h, (int)hp / 16);
     CHECK_EQ(g.y.w, yw);
-    CHECK_EQ(g.work_bytes, work);
+    CHECK_EQ(g.pair_hs, pair_hs);
+    CHECK_EQ(g.pair_gs, pair_gs);
+}
+
+static int fake_run_layers(void *backend, const WaiLayer *layers, uint32_t n, const int32_t *in,
+                           const int shape[3], int32_t **out, int out_shape[3])
+{
+    (void)backend; (void)layers; (void)n; (void)in; (void)shape; (void)out; (void)out_shape;
+    return WAI_ERR_INTERNAL;
+}
+
+/* Spec 9.2's work for display rows [dy, dy + dh) of a w x h picture, with the CPU kernels in
+ * stripes of `rows` (0: automatic), or (whole) a backend running g_s whole. */
+static size_t work_of(uint32_t w, uint32_t h, uint32_t dy, uint32_t dh, int rows, int whole)
+{
+    WaiGeometry g;
+    WaiDsp d;
+    size_t work = 0;
+    wai_dsp_init_ref(&d);
+    d.stripe_rows = rows;
+    if (whole) d.run_layers = fake_run_layers; /* only tested for NULL by the estimate */
+    CHECK_EQ(wai_geometry(&geo, w, h, &g), 0);
+    CHECK_EQ(wai_decode_work(&geo, &d, &g, dy, dh, &work), 0);
+    return work;
 }
 
 static void test_geometry(void)
@@ -80,17 +103,47 @@ static void test_geometry(void)
     /* 1x1: Wp = Hp = 64, z 2x1x1, y 4x4x4.
      * h_s tensors: 2, 5x2x2 = 20, 20, 5x4x4 = 80, 80, 8x4x4 = 128: largest pair 80 + 128 = 208
      * g_s tensors: 64, 6x8x8 = 384, 384, 1536, 1536, 6144, 6144, 3x64x64 = 12288:
-     *   largest pair 6144 + 12288 = 18432
-     * 4 * (208 + 18432 + 128 (h_s out)) + 8 * 2 (z) + 13 * 64 (y) + 3 (RGB) = 75923 */
-    check_geo(1, 1, 64, 64, 1, 4, 75923);
-    /* 64x64: the same latents; RGB 64*64*3 = 12288: 75920 + 12288 = 88208 */
-    check_geo(64, 64, 64, 64, 1, 4, 88208);
-    /* 65x1: Wp 128: every tensor twice as wide: 4 * (416 + 36864 + 256) + 8*4 + 13*128 + 195
-     * = 150144 + 32 + 1664 + 195 = 152035 */
-    check_geo(65, 1, 128, 64, 2, 8, 152035);
-    /* 1000x8: Wp = 16 * 64 = 1024, 16 times 1x1's latents:
-     * 4 * (3328 + 294912 + 2048) + 8*32 + 13*1024 + 24000 = 1201152 + 256 + 13312 + 24000 */
-    check_geo(1000, 8, 1024, 64, 16, 64, 1238720);
+     *   largest pair 6144 + 12288 = 18432 */
+    check_geo(1, 1, 64, 64, 1, 4, 208, 18432);
+    check_geo(64, 64, 64, 64, 1, 4, 208, 18432);
+    /* 65x1: Wp 128: every tensor twice as wide */
+    check_geo(65, 1, 128, 64, 2, 8, 416, 36864);
+    /* 1000x8: Wp = 16 * 64 = 1024, 16 times 1x1's latents */
+    check_geo(1000, 8, 1024, 64, 16, 64, 3328, 294912);
+
+    /* The estimate: 3 w h + 4 |y| + max(4 (|z| + P_hs) + |y|, G).
+     * 1x1, h_s phase 4 (2 + 208) + 64 = 904. g_s whole: G = 4 * 18432 = 73728:
+     * 3 + 256 + 73728 */
+    CHECK_EQ(work_of(1, 1, 0, 1, 0, 1), 73987);
+    /* In stripes: one stripe, output row [0, 1). Windows (spec 10) from the last layer back:
+     * each convT s2 k5 p2 needs input rows [0, 2) for output rows [0, 1) or [0, 2), whose own
+     * output is 4 rows: layer 6 in 6x2x32 = 384, out 3x4x64 = 768; layer 4 in 6x2x16, out
+     * 6x4x32 = 768; layer 2 out 6x4x16 = 384; layer 0 in 4x2x4, out 6x4x8 = 192. Q = 768,
+     * G = 8 * 768 = 6144: 3 + 256 + 6144 */
+    CHECK_EQ(work_of(1, 1, 0, 1, 0, 0), 6403);
+    CHECK_EQ(work_of(1, 1, 0, 1, 1, 0), 6403);
+    /* 64x64, one stripe of all 64 rows (automatic: 48 MiB hold every row): the windows are the
+     * whole tensors, Q the largest one, 3x64x64: 12288 + 256 + 8 * 12288 */
+    CHECK_EQ(work_of(64, 64, 0, 64, 0, 0), 110848);
+    /* 1000x8 in 1-row stripes, at 16x the width. The widest windows: stripe [6, 7) needs
+     * layer 6 input rows [2, 5) (3 rows: output 6 rows), and those need layer 4 input rows
+     * [0, 4), whose output is 8 rows: 6x8x512 = 24576 = Q; G = 196608 (the h_s phase,
+     * 4 (32 + 3328) + 1024, is smaller): 24000 + 4096 + 196608. The tools/wai-py estimate
+     * (graph.py, written from the spec's text) gives the same figures for every case here. */
+    CHECK_EQ(work_of(1000, 8, 0, 8, 1, 0), 224704);
+    /* display rows [3, 5) of 64x64, 1-row stripes: stripe [3, 4) needs layer 6 input [1, 3),
+     * then layer 4 input [0, 3) (output 6 rows: 6x6x32 = 1152 = Q): 12288 + 256 + 9216 */
+    CHECK_EQ(work_of(64, 64, 3, 2, 1, 0), 21760);
+    {
+        WaiGeometry g;
+        WaiDsp d;
+        size_t work = 1;
+        wai_dsp_init_ref(&d);
+        CHECK_EQ(wai_geometry(&geo, 64, 64, &g), 0);
+        CHECK_EQ(wai_decode_work(&geo, &d, &g, 60, 5, &work), WAI_ERR_INVALID_ARG);
+        CHECK_EQ(work, 0);
+        CHECK_EQ(wai_decode_work(&geo, &d, &g, 0, 0, &work), WAI_ERR_INVALID_ARG);
+    }
 
     WaiGeometry g;
     CHECK_EQ(wai_geometry(&geo, 0, 5, &g), WAI_ERR_INVALID_ARG);

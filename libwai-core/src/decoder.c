@@ -223,10 +223,20 @@ static int install_header(WaiDecoder *d, const uint8_t *p, size_t n)
         return header_unusable(d, r);
     }
     /* spec 9.2: the estimate (tensors, latents, RGB output) plus the model */
-    if (d->geo.work_bytes > d->s.max_memory || m->mem_size > d->s.max_memory - d->geo.work_bytes) {
-        fail(d, WAI_ERR_LIMIT, "decoding %ux%u needs %llu bytes, the budget is %llu", in.width,
-             in.height, (unsigned long long)d->geo.work_bytes + m->mem_size,
-             (unsigned long long)d->s.max_memory);
+    size_t work;
+    r = wai_decode_work(m, &d->dsp, &d->geo, in.disp_y, in.disp_h, &work);
+    if (r == WAI_ERR_NOMEM) {
+        fail(d, r, "memory estimate");
+        return header_unusable(d, r);
+    }
+    if (r < 0 || work > d->s.max_memory || m->mem_size > d->s.max_memory - work) {
+        if (r < 0)
+            fail(d, WAI_ERR_LIMIT, "decoding %ux%u needs more bytes than size_t holds", in.width,
+                 in.height);
+        else
+            fail(d, WAI_ERR_LIMIT, "decoding %ux%u needs %llu bytes, the budget is %llu", in.width,
+                 in.height, (unsigned long long)work + m->mem_size,
+                 (unsigned long long)d->s.max_memory);
         return header_unusable(d, WAI_ERR_LIMIT);
     }
     d->hdr_bytes = malloc(n);

@@ -139,21 +139,8 @@ int wai_geometry(const WaiModel *m, uint32_t width, uint32_t height, WaiGeometry
     if (!shape_eq(gs_out, (WaiShape){ 3, (int)hp, (int)wp }))
         return WAI_ERR_MODEL_INVALID;
 
-    /* Spec 9.2: 4 * (pair_hs + pair_gs + hs_out) + 8 * |z| + 13 * |y| + 3 * width * height.
-     * |z|: decoded values and z_hat; |y|: values, y_hat, mean (int32) and the index (u8). */
-    size_t nz, ny, nhs, t, total = 0;
-    if ((r = shape_elems(g->z, &nz)) < 0 || (r = shape_elems(g->y, &ny)) < 0 ||
-        (r = shape_elems(hs_out, &nhs)) < 0)
-        return r;
-    if ((r = add_size(pair_hs, pair_gs, &t)) < 0 || (r = add_size(t, nhs, &t)) < 0 ||
-        (r = wai_mul_size(t, 4, &total)) < 0)
-        return r;
-    if ((r = wai_mul_size(nz, 8, &t)) < 0 || (r = add_size(total, t, &total)) < 0) return r;
-    if ((r = wai_mul_size(ny, 13, &t)) < 0 || (r = add_size(total, t, &total)) < 0) return r;
-    if ((r = wai_mul_size((size_t)width, height, &t)) < 0 || (r = wai_mul_size(t, 3, &t)) < 0 ||
-        (r = add_size(total, t, &total)) < 0)
-        return r;
-    g->work_bytes = total;
+    g->pair_hs = pair_hs;
+    g->pair_gs = pair_gs;
     return 0;
 }
 
@@ -533,21 +520,16 @@ static int stripe_plan(const WaiLayer *layers, Stripes *st, int y0, int y1, size
  * windows have the same shape), at least y_down rows. */
 #define WAI_STRIPE_BYTES ((size_t)48 << 20)
 
-static int auto_stripe_rows(const WaiModel *m, uint32_t n, const WaiShape *shape)
+static int auto_stripe_rows(const WaiModel *m, const WaiGeometry *g)
 {
-    /* bytes per g_s output row of the largest (input, output) pair */
-    double per_row = 0;
-    for (uint32_t k = 0; k < n; k++) {
-        const double in = (double)shape[k].c * shape[k].w / ((double)shape[n].h / shape[k].h);
-        const double out = (double)shape[k + 1].c * shape[k + 1].w /
-                           ((double)shape[n].h / shape[k + 1].h);
-        if (4 * (in + out) > per_row) per_row = 4 * (in + out);
-    }
-    const int unit = m->y_down ? (int)m->y_down : 16;
-    double rows = per_row > 0 ? (double)WAI_STRIPE_BYTES / per_row : (double)shape[n].h;
-    if (rows > shape[n].h) rows = shape[n].h;
-    int r = (int)rows / unit * unit;
-    return r < unit ? unit : r;
+    /* the largest pair holds 4 * pair_gs / hp bytes per g_s output row (every layer's rows
+     * are a fixed multiple of the output's) */
+    const uint64_t hp = g->hp, pair = g->pair_gs ? (uint64_t)g->pair_gs : 1;
+    const uint64_t unit = m->y_down ? m->y_down : 16;
+    uint64_t rows = (uint64_t)WAI_STRIPE_BYTES * hp / (4 * pair); /* < 2^50 / 4 */
+    if (rows > hp) rows = hp;
+    rows = rows / unit * unit;
+    return (int)(rows < unit ? unit : rows);
 }
 
 typedef struct RgbOut {
@@ -623,40 +605,62 @@ static int run_stripe(const WaiDsp *dsp, WaiPool **pool, const WaiLayer *layers,
     return 0;
 }
 
+/* The stripes of display rows [dy, dy + dh): the shapes of g_s (st->shape, st->r0.. allocated
+ * here; stripes_free), the stripe height *rows (dsp->stripe_rows, or automatic) and st->cap,
+ * the largest window tensor over every stripe (spec 9.2's Q_gs). */
+static int stripes_setup(const WaiModel *m, const WaiDsp *dsp, const WaiGeometry *g, uint32_t dy,
+                         uint32_t dh, Stripes *st, int *rows)
+{
+    const uint32_t n = m->n_gs;
+    int r;
+    *st = (Stripes){ n, NULL, NULL, NULL, NULL, 0 };
+    st->shape = malloc((n + 1) * sizeof(*st->shape));
+    st->r0 = malloc((n + 1) * 3 * sizeof(int));
+    if (!st->shape || !st->r0) return WAI_ERR_NOMEM;
+    st->r1 = st->r0 + n + 1;
+    st->base = st->r1 + n + 1;
+    st->shape[0] = g->y;
+    for (uint32_t k = 0; k < n; k++)
+        if ((r = layer_out_shape(&m->gs[k], st->shape[k], &st->shape[k + 1])) < 0) return r;
+    int h = dsp->stripe_rows > 0 ? dsp->stripe_rows : auto_stripe_rows(m, g);
+    if ((uint32_t)h > dh) h = (int)dh;
+    *rows = h;
+    /* every stripe's plan: the buffers are allocated once, for the largest */
+    const int y_end = (int)(dy + dh);
+    for (int y0 = (int)dy; y0 < y_end; y0 += h) {
+        const int y1 = y_end - y0 < h ? y_end : y0 + h;
+        size_t need;
+        if ((r = stripe_plan(m->gs, st, y0, y1, &need)) < 0) return r;
+        if (need > st->cap) st->cap = need;
+    }
+    return 0;
+}
+
+static void stripes_free(Stripes *st)
+{
+    free(st->shape);
+    free(st->r0);
+    st->shape = NULL;
+    st->r0 = NULL;
+}
+
 static int synthesis_striped(const WaiModel *m, const WaiDsp *dsp, const WaiGeometry *g,
                              const int32_t *y_hat, uint32_t dx, uint32_t dy, uint32_t dw,
                              uint32_t dh, uint8_t *rgb, ptrdiff_t stride)
 {
-    const uint32_t n = m->n_gs;
-    Stripes st = { n, NULL, NULL, NULL, NULL, 0 };
+    Stripes st;
     int32_t *buf[2] = { NULL, NULL };
     WaiPool *pool = NULL;
-    int r = WAI_ERR_NOMEM;
-    st.shape = malloc((n + 1) * sizeof(*st.shape));
-    st.r0 = malloc((n + 1) * 3 * sizeof(int));
-    if (!st.shape || !st.r0) goto end;
-    st.r1 = st.r0 + n + 1;
-    st.base = st.r1 + n + 1;
-    st.shape[0] = g->y;
-    for (uint32_t k = 0; k < n; k++)
-        if ((r = layer_out_shape(&m->gs[k], st.shape[k], &st.shape[k + 1])) < 0) goto end;
+    int rows, r;
 
 #ifdef WAI_PLANTED_FAULT_VEC_CROP_ORIGIN
     dx = dy = 0; /* planted: the window at (0, 0) */
 #endif
-    int rows = dsp->stripe_rows > 0 ? dsp->stripe_rows : auto_stripe_rows(m, n, st.shape);
-    if ((uint32_t)rows > dh) rows = (int)dh;
-    /* every stripe's plan first: the buffers are allocated once, for the largest */
-    const int y_end = (int)(dy + dh);
-    for (int y0 = (int)dy; y0 < y_end; y0 += rows) {
-        const int y1 = y_end - y0 < rows ? y_end : y0 + rows;
-        size_t need;
-        if ((r = stripe_plan(m->gs, &st, y0, y1, &need)) < 0) goto end;
-        if (need > st.cap) st.cap = need;
-    }
+    if ((r = stripes_setup(m, dsp, g, dy, dh, &st, &rows)) < 0) goto end;
     r = WAI_ERR_NOMEM;
     if (!(buf[0] = malloc(st.cap * sizeof(int32_t))) || !(buf[1] = malloc(st.cap * sizeof(int32_t))))
         goto end;
+    const int y_end = (int)(dy + dh);
     for (int y0 = (int)dy; y0 < y_end; y0 += rows) {
         const int y1 = y_end - y0 < rows ? y_end : y0 + rows;
         size_t need;
@@ -669,9 +673,42 @@ end:
     wai_pool_destroy(&pool);
     free(buf[0]);
     free(buf[1]);
-    free(st.shape);
-    free(st.r0);
+    stripes_free(&st);
     return r;
+}
+
+/* Spec 9.2: 3 * width * height + 4 * |y| + max(4 * |z| + |y| + 4 * P_hs, G), G = 8 * Q_gs in
+ * stripes (two buffers of the largest window tensor), 4 * P_gs for a backend running g_s whole.
+ * The phases: h_s (z_hat, y_index and the means beside h_s's largest pair), the y decode (the
+ * index and y_hat: within the first), g_s (y_hat beside its buffers); the picture throughout. */
+int wai_decode_work(const WaiModel *m, const WaiDsp *dsp, const WaiGeometry *g, uint32_t dy,
+                    uint32_t dh, size_t *work)
+{
+    size_t nz, ny, t, hyper, synth, total;
+    int r;
+    *work = 0;
+    if (!dh || (uint64_t)dy + dh > g->height) return WAI_ERR_INVALID_ARG;
+    if ((r = shape_elems(g->z, &nz)) < 0 || (r = shape_elems(g->y, &ny)) < 0) return r;
+    /* hyper = 4 * (|z| + P_hs) + |y| */
+    if ((r = add_size(nz, g->pair_hs, &t)) < 0 || (r = wai_mul_size(t, 4, &t)) < 0 ||
+        (r = add_size(t, ny, &hyper)) < 0)
+        return r;
+    if (dsp->run_layers) {
+        if ((r = wai_mul_size(g->pair_gs, 4, &synth)) < 0) return r;
+    } else {
+        Stripes st;
+        int rows;
+        r = stripes_setup(m, dsp, g, dy, dh, &st, &rows);
+        const size_t cap = st.cap;
+        stripes_free(&st);
+        if (r < 0 || (r = wai_mul_size(cap, 8, &synth)) < 0) return r;
+    }
+    if ((r = wai_mul_size((size_t)g->width, g->height, &t)) < 0 || (r = wai_mul_size(t, 3, &total)) < 0 ||
+        (r = wai_mul_size(ny, 4, &t)) < 0 || (r = add_size(total, t, &total)) < 0 ||
+        (r = add_size(total, hyper > synth ? hyper : synth, &total)) < 0)
+        return r;
+    *work = total;
+    return 0;
 }
 
 int wai_synthesis(const WaiModel *m, const WaiDsp *dsp, const WaiGeometry *g, const int32_t *y_hat,

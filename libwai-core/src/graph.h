@@ -10,10 +10,16 @@ typedef struct WaiShape { int c, h, w; } WaiShape;
 typedef struct WaiGeometry {
     uint32_t width, height, wp, hp;
     WaiShape z, y;        /* z: n_z x Hz x Wz; y: n_y x Hy x Wy */
-    size_t work_bytes;    /* spec 9.2 estimate excluding the model */
+    size_t pair_hs, pair_gs; /* spec 9.2: largest (input + output) elements of h_s, g_s */
 } WaiGeometry;
 
 int wai_geometry(const WaiModel *m, uint32_t width, uint32_t height, WaiGeometry *g);
+
+/* Spec 9.2: *work, the bytes a decode of display rows [dy, dy + dh) needs besides the model on
+ * dsp's path: g_s in stripes of dsp->stripe_rows (0: automatic) on the CPU kernels, or whole on
+ * a backend with run_layers. WAI_ERR_LIMIT if it overflows size_t, WAI_ERR_NOMEM. */
+int wai_decode_work(const WaiModel *m, const WaiDsp *dsp, const WaiGeometry *g, uint32_t dy,
+                    uint32_t dh, size_t *work);
 
 /* Run a layer list. in: shape `s`; *out receives a malloc'ed tensor of shape *os. The input is
  * not modified. Returns 0, WAI_ERR_MODEL_INVALID (a shape check of spec 4.3) or WAI_ERR_NOMEM. */

@@ -104,7 +104,7 @@ int wai_payload_decode(const WaiModel *m, const WaiDsp *dsp, const uint8_t *buf,
     if (r) return r;
     if ((r = wai_geometry(m, width, height, &g))) return r;
 
-    /* the caller checked g.work_bytes against its budget, which covers these */
+    /* the caller checked wai_decode_work() against its budget, which covers these */
     size_t nz, ny;
     if (wai_mul_size((size_t)g.z.c, (size_t)g.z.h * (size_t)g.z.w, &nz) ||
         wai_mul_size((size_t)g.y.c, (size_t)g.y.h * (size_t)g.y.w, &ny) ||

@@ -121,7 +121,8 @@ class Sequence:
         # 3. the checks of 4.3 for this picture size
         hs, gs = check_graph(self.model, header.width, header.height)
         # 4. the memory budget (9.2): `work` plus the model, counted as its file size
-        need = memory_estimate(hs, gs, header.width, header.height) + self.model.size
+        need = memory_estimate(self.model, hs, gs, header.width, header.height,
+                               header.disp_y, header.disp_h) + self.model.size
         if need > settings.max_memory:
             raise LimitError("a picture needs %d bytes, above the budget of %d" % (need, settings.max_memory))
 

@@ -46,15 +46,71 @@ def check_graph(model, width, height):
     return hs, gs
 
 
-def memory_estimate(hs, gs, width, height):
-    """`work` of section 9.2, in bytes."""
-    def n(shape):
-        return shape[0] * shape[1] * shape[2]
+STRIPE_BYTES = 48 << 20     # libwai-core's automatic stripe height keeps g_s's pair within this (10)
 
+
+def stripe_window(layer, in_rows, o0, o1):
+    """Section 10: the input rows [a, b) of a layer whose run on its own gives output rows
+    [o0, o1) exactly, and `base`, the full output row of that run's row 0."""
+    if not isinstance(layer, ConvLayer):
+        return o0, o1, o0                       # leaky ReLU, IGDN: position by position
+    s, p, k = layer.stride, layer.pad, layer.kh
+    if layer.type == 2:                         # transposed conv
+        a = min(-((o0 + p - k + 1) // -s), o0 // s)
+        a = max(0, min(a, in_rows - 1))
+        b = (o1 - 1 + p) // s + 1
+    else:                                       # conv
+        a = max(0, min(o0 * s - p, in_rows - 1))
+        a -= a % s
+        b = (o1 - 1) * s - p + k
+    b = max(a + 1, min(b, in_rows))
+    while True:
+        base = a * s if layer.type == 2 else a // s
+        rows = conv_out_size(layer, b - a, 1)[0]
+        if rows >= 1 and base + rows >= o1:
+            return a, b, base
+        if b >= in_rows:
+            raise AssertionError("section 10: no window reaches output row %d" % o1)
+        b += 1                                  # at b = in_rows it always reaches o1
+
+
+def stripe_rows_auto(model, gs):
+    """libwai-core's automatic stripe height (10): the largest pair of g_s within STRIPE_BYTES,
+    in multiples of y_down."""
+    hp = gs[-1][1]
+    pair = max(n(a) + n(b) for a, b in zip(gs, gs[1:]))
+    rows = min(STRIPE_BYTES * hp // (4 * pair), hp) // model.y_down * model.y_down
+    return max(rows, model.y_down)
+
+
+def stripe_tensor_max(model, gs, disp_y, disp_h, rows):
+    """Q_gs of 9.2: the largest window tensor (input or output of a layer's run, or the stripe
+    of g_s's output) over the stripes of `rows` rows covering [disp_y, disp_y + disp_h)."""
+    rows = min(rows, disp_h)
+    q = 0
+    for y0 in range(disp_y, disp_y + disp_h, rows):
+        o0, o1 = y0, min(y0 + rows, disp_y + disp_h)
+        q = max(q, gs[-1][0] * (o1 - o0) * gs[-1][2])
+        for layer, (c, h, w), (co, _, wo) in reversed(list(zip(model.g_s, gs, gs[1:]))):
+            a, b, _ = stripe_window(layer, h, o0, o1)
+            out_rows = conv_out_size(layer, b - a, 1)[0] if isinstance(layer, ConvLayer) else b - a
+            q = max(q, c * (b - a) * w, co * out_rows * wo)
+            o0, o1 = a, b
+    return q
+
+
+def n(shape):
+    return shape[0] * shape[1] * shape[2]
+
+
+def memory_estimate(model, hs, gs, width, height, disp_y, disp_h, stripe_rows=0):
+    """`work` of section 9.2, in bytes: g_s in stripes of `stripe_rows` rows (0: libwai-core's
+    automatic height) over the display rows."""
     p_hs = max(n(a) + n(b) for a, b in zip(hs, hs[1:]))
-    p_gs = max(n(a) + n(b) for a, b in zip(gs, gs[1:]))
     z, y = n(hs[0]), n(gs[0])
-    return 4 * (p_hs + p_gs + 2 * y) + 8 * z + 13 * y + 3 * width * height
+    rows = stripe_rows or stripe_rows_auto(model, gs)
+    q_gs = stripe_tensor_max(model, gs, disp_y, disp_h, rows)
+    return 3 * width * height + 4 * y + max(4 * (z + p_hs) + y, 8 * q_gs)
 
 
 def run(layers, x):
