@@ -303,6 +303,38 @@ static void vnni_pack_input(const VnniCall *c, const int32_t *in, int ih, int iw
         }
 }
 
+/* Outputs t < nt of a tile row, dst[t * s] for s = 1 or 2: clamp(rshr(r0[t] 2^S + r1[t] + b, sh))
+ * (r1 NULL: r0[t] + b), eight at a time in int64 lanes. The same integers as the scalar
+ * form: the sum, with rshr's rounding term added to b first, is the same exact int64 sum
+ * (|r0 2^S + r1| < 2^62, |b| <= BIAS_MAX); the shift is arithmetic, min and max are the
+ * clamp, and the clamped value fits int32. res rows hold tw >= nt rounded up to 16 values,
+ * so the last group's loads stay inside them; its stores are masked to the outputs t < nt
+ * (for s = 2 the even lanes of 16: the odd ones belong to the other column phase). */
+static inline void vn_store(const int64_t *r0, const int64_t *r1, int S, int64_t b, unsigned sh,
+                            int32_t *dst, int nt, int s)
+{
+    const __m512i vb = _mm512_set1_epi64(b + (sh ? (int64_t)1 << (sh - 1) : 0));
+    const __m128i vsh = _mm_cvtsi32_si128((int)sh), vS = _mm_cvtsi32_si128(r1 ? S : 0);
+    const __m512i vlo = _mm512_set1_epi64(WAI_ACT_MIN), vhi = _mm512_set1_epi64(WAI_ACT_MAX);
+    for (int t = 0; t < nt; t += 8) {
+        __m512i v = _mm512_loadu_si512(r0 + t);
+        if (r1) v = _mm512_add_epi64(_mm512_sll_epi64(v, vS), _mm512_loadu_si512(r1 + t));
+#ifdef WAI_PLANTED_FAULT_FAST_STORE_ROUND
+        v = _mm512_sra_epi64(_mm512_add_epi64(v, _mm512_set1_epi64(b)), vsh); /* planted: no rounding term */
+#else
+        v = _mm512_sra_epi64(_mm512_add_epi64(v, vb), vsh);
+#endif
+        const __m256i v32 = _mm512_cvtepi64_epi32(_mm512_min_epi64(_mm512_max_epi64(v, vlo), vhi));
+        const int k = nt - t < 8 ? nt - t : 8;
+        if (s == 1) {
+            _mm256_mask_storeu_epi32(dst + t, (__mmask8)((1u << k) - 1), v32);
+        } else {
+            const __m512i e = _mm512_maskz_expand_epi32(0x5555, _mm512_castsi256_si512(v32));
+            _mm512_mask_storeu_epi32(dst + 2 * t, (__mmask16)(0x5555u & ((1u << (2 * k)) - 1)), e);
+        }
+    }
+}
+
 static void vnni_row(VnniCall *c, int32_t *out, int oh, int ow, int oy, int px, int rlo, int mc0,
                      int m1)
 {
@@ -326,18 +358,18 @@ static void vnni_row(VnniCall *c, int32_t *out, int oh, int ow, int oy, int px, 
                         c->res[h]);
             for (int n = 0; n < nn; n++) {
                 const int o = ob * nb + n;
-                const int64_t b = l->bias[o];
-                const unsigned sh = l->shift[o];
                 const int64_t *r0 = c->res[0] + (size_t)n * tw;
+                const int64_t *r1 = c->halves > 1 ? c->res[1] + (size_t)n * tw : NULL;
                 int32_t *dst = out + ((size_t)o * oh + oy) * ow + (size_t)m0 * s + px;
-                if (c->halves > 1) {
-                    const int64_t *r1 = c->res[1] + (size_t)n * tw;
+                if (s <= 2)
+                    vn_store(r0, r1, c->S, l->bias[o], l->shift[o], dst, nt, s);
+                else if (r1)
                     for (int t = 0; t < nt; t++)
-                        dst[(size_t)t * s] = wai_clamp_act(wai_rshr(r0[t] * scale + r1[t] + b, sh));
-                } else {
+                        dst[(size_t)t * s] =
+                            wai_clamp_act(wai_rshr(r0[t] * scale + r1[t] + l->bias[o], l->shift[o]));
+                else
                     for (int t = 0; t < nt; t++)
-                        dst[(size_t)t * s] = wai_clamp_act(wai_rshr(r0[t] + b, sh));
-                }
+                        dst[(size_t)t * s] = wai_clamp_act(wai_rshr(r0[t] + l->bias[o], l->shift[o]));
             }
         }
     }
