@@ -31,7 +31,7 @@ set -u
 cd "$(dirname "$0")/.."
 . tests/lib.sh          # $tmp, pass/fail counting: expect, check, finish
 SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO=sudo
-pkgs="libwai0 libwai-dev wai-tools gstreamer1.0-wai wai-models"
+pkgs="libwai0 libwai-dev wai-tools gstreamer1.0-wai wai-gdk-pixbuf wai-models"
 export DEB_BUILD_OPTIONS=${DEB_BUILD_OPTIONS:-parallel=2}
 
 installed_pkgs() {   # every installed package (name:arch), sorted
@@ -139,6 +139,27 @@ check "lists the model pairs in models/ ($committed)" -- test "$(cat "$tmp/out")
 clean wai bench --help > "$tmp/bench.out" 2>&1
 check "wai bench --help runs the installed wai-bench" -- grep -q 'usage: wai-bench' "$tmp/bench.out"
 
+# GdkPixbuf (wai-gdk-pixbuf): the packages' triggers registered the loader and the MIME type
+cache=/usr/lib/$multiarch/gdk-pixbuf-2.0/2.10.0/loaders.cache
+check "libgdk-pixbuf's trigger added the loader to $cache" -- grep -q 'libpixbufloader-wai.so' "$cache"
+expect 0 "gio info: the MIME type of a .wai file" -- clean gio info -a standard::content-type "$sample"
+check "it is image/x-wai" -- grep -q 'standard::content-type: image/x-wai' "$tmp/out"
+cp "$sample" "$tmp/run/no-extension"
+expect 0 "gio info: a WAI stream without the extension (magic)" -- clean gio info -a standard::content-type no-extension
+check "it is image/x-wai" -- grep -q 'standard::content-type: image/x-wai' "$tmp/out"
+expect 0 "cc pixbuf-load.c \$(pkg-config --cflags --libs gdk-pixbuf-2.0)" -- clean sh -c \
+    "cc -o pixbuf-load $b/gdk-pixbuf-wai/tests/pixbuf-load.c \$(pkg-config --cflags --libs gdk-pixbuf-2.0)"
+expect 0 "GdkPixbufLoader opens the sample" -- clean ./pixbuf-load "$sample"
+check "GdkPixbuf gives the manifest's hash, through the wai loader" -- grep -qx "600x400 $want wai 3" "$tmp/out"
+expect 0 "gdk-pixbuf-thumbnailer -s 64 (the thumbnailer entry's command)" -- \
+    clean timeout 120 gdk-pixbuf-thumbnailer -s 64 "file://$sample" thumb.png
+cat > "$tmp/pngsize.py" <<'EOF'
+import struct, sys
+d = open(sys.argv[1], "rb").read(24)
+print("%dx%d" % struct.unpack(">II", d[16:24]) if d[:8] == b"\x89PNG\r\n\x1a\n" else "not a PNG")
+EOF
+check "a 64x43 PNG thumbnail" -- test "$(python3 "$tmp/pngsize.py" "$tmp/run/thumb.png")" = 64x43
+
 # a program built against the installed development package
 cat > "$tmp/run/prog.c" <<'EOF'
 #include <stdio.h>
@@ -187,6 +208,7 @@ check "the package set is as before the install" -- cmp -s "$tmp/before" "$tmp/a
 while IFS= read -r f; do [ -e "$f" ] || [ -L "$f" ] && echo "$f"; done < "$tmp/files" > "$tmp/left"
 check "every installed file is gone ($(wc -l < "$tmp/files") checked)" -- test ! -s "$tmp/left"
 head -5 "$tmp/left" | sed 's/^/  | left: /'
+check "the loader is gone from GdkPixbuf's cache" -- sh -c '! grep -q libpixbufloader-wai.so "$1"' sh "$cache"
 check "nothing left in /usr/share/wai" -- sh -c '[ ! -e /usr/share/wai ] || [ -z "$(ls -A /usr/share/wai)" ]'
 installed=""
 echo "time: $(($(date +%s) - t0)) s"

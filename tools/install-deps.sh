@@ -7,7 +7,8 @@ pkgs="gcc clang meson ninja-build pkg-config libpng-dev zlib1g-dev nettle-dev
   gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-plugins-base-apps
   gstreamer1.0-gl gstreamer1.0-x xvfb xauth libclang-rt-14-dev llvm
   libvulkan-dev mesa-vulkan-drivers vulkan-tools glslc spirv-tools
-  dpkg-dev git make nasm vlc-bin vlc-plugin-base libvlccore-dev mpv python3 python3-numpy"
+  dpkg-dev git make nasm vlc-bin vlc-plugin-base libvlccore-dev mpv python3 python3-numpy
+  libgdk-pixbuf-2.0-dev libgdk-pixbuf2.0-bin shared-mime-info libglib2.0-bin"
 if [ -n "${WAI_EXTRA_PACKAGES:-}" ]; then pkgs="$pkgs $WAI_EXTRA_PACKAGES"; fi
 SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO=sudo
 # The cross stage (tools/cross-check.sh; WAI_SKIP_CROSS=1 skips both): cross compilers, qemu
