@@ -31,7 +31,7 @@ set -u
 cd "$(dirname "$0")/.."
 . tests/lib.sh          # $tmp, pass/fail counting: expect, check, finish
 SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO=sudo
-pkgs="libwai0 libwai-dev wai-tools gstreamer1.0-wai wai-gdk-pixbuf wai-models"
+pkgs="libwai0 libwai-dev wai-tools gstreamer1.0-wai wai-gdk-pixbuf python3-wai wai-models"
 export DEB_BUILD_OPTIONS=${DEB_BUILD_OPTIONS:-parallel=2}
 
 installed_pkgs() {   # every installed package (name:arch), sorted
@@ -159,6 +159,15 @@ d = open(sys.argv[1], "rb").read(24)
 print("%dx%d" % struct.unpack(">II", d[16:24]) if d[:8] == b"\x89PNG\r\n\x1a\n" else "not a PNG")
 EOF
 check "a 64x43 PNG thumbnail" -- test "$(python3 "$tmp/pngsize.py" "$tmp/run/thumb.png")" = 64x43
+
+# Python (python3-wai): the module finds the installed libwai and models by itself
+expect 0 "python3: wai.decode the sample" -- clean python3 -c \
+    "import hashlib, sys, wai; a = wai.decode(open(sys.argv[1], 'rb').read()); print(a.shape, hashlib.sha256(a.tobytes()).hexdigest())" "$sample"
+check "wai.decode gives the manifest's hash" -- grep -qx "(1, 400, 600, 3) $want" "$tmp/out"
+check "the module is Debian's (/usr/lib/python3/dist-packages/wai)" -- test -f /usr/lib/python3/dist-packages/wai/__init__.py
+expect 0 "python3: Pillow opens and saves through the plugin" -- clean python3 -c \
+    "import hashlib, io, sys, wai; from PIL import Image; im = Image.open(sys.argv[1]); b = io.BytesIO(); im.save(b, format='WAI', quality=2); print(im.format, im.size, hashlib.sha256(im.tobytes()).hexdigest(), wai.info(b.getvalue())['frames'])" "$sample"
+check "Image.open: WAI 600x400 with the manifest's hash; save made a stream" -- grep -qx "WAI (600, 400) $want 1" "$tmp/out"
 
 # a program built against the installed development package
 cat > "$tmp/run/prog.c" <<'EOF'

@@ -28,7 +28,7 @@ fi
 # The Debian packaging stage (tests/debian-packages.sh; WAI_SKIP_DEBIAN=1 skips both): the
 # packaging tools; debian/control's Build-Depends are all in the list above.
 if [ "${WAI_SKIP_DEBIAN:-0}" != 1 ]; then
-    pkgs="$pkgs debhelper lintian"
+    pkgs="$pkgs debhelper lintian dh-python"
 fi
 missing=""
 for p in $pkgs; do
