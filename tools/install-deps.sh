@@ -9,7 +9,7 @@ pkgs="gcc clang meson ninja-build pkg-config libpng-dev zlib1g-dev nettle-dev
   libvulkan-dev mesa-vulkan-drivers vulkan-tools glslc spirv-tools
   dpkg-dev git make nasm vlc-bin vlc-plugin-base libvlccore-dev mpv python3 python3-numpy
   libgdk-pixbuf-2.0-dev libgdk-pixbuf2.0-bin shared-mime-info libglib2.0-bin ccache
-  python3-pil"
+  python3-pil eog"
 # (ccache: meson uses it when found. The planted-fault stage rebuilds the tree once per fault
 # with one -D more; ccache hashes the preprocessed source, so only the files the fault's macro
 # touches recompile: about 8 s a rebuild instead of 16 here.)
