@@ -225,8 +225,8 @@ static int install_header(WaiDecoder *d, const uint8_t *p, size_t n)
     /* spec 9.2: the estimate (tensors, latents, RGB output) plus the model */
     size_t work;
     r = wai_decode_work(m, &d->dsp, &d->geo, in.disp_y, in.disp_h, &work);
-    if (r == WAI_ERR_NOMEM) {
-        fail(d, r, "memory estimate");
+    if (r < 0 && r != WAI_ERR_LIMIT) { /* no memory for the stripe plan, a broken window: own class */
+        fail(d, r, "memory estimate for %ux%u", in.width, in.height);
         return header_unusable(d, r);
     }
     if (r < 0 || work > d->s.max_memory || m->mem_size > d->s.max_memory - work) {
