@@ -87,7 +87,7 @@ def _load():
         "wai_decoder_get_sequence_info": (c_int, [P, ctypes.POINTER(_SequenceInfo)]),
         "wai_decoder_last_error": (ctypes.c_char_p, [P]),
         "wai_parse_sequence_header": (c_int, [ctypes.c_char_p, c_size_t, ctypes.POINTER(_SequenceInfo)]),
-        "wai_find_unit": (c_int, [ctypes.c_char_p, c_size_t, c_size_t, ctypes.POINTER(_UnitInfo)]),
+        "wai_find_unit": (c_int, [P, c_size_t, c_size_t, ctypes.POINTER(_UnitInfo)]),
         "wai_encoder_default_settings": (None, [ctypes.POINTER(_EncoderSettings)]),
         "wai_encoder_open": (c_int, [ctypes.POINTER(P), ctypes.POINTER(_EncoderSettings)]),
         "wai_encoder_close": (None, [ctypes.POINTER(P)]),
@@ -142,8 +142,11 @@ def info(data):
     r = _lib.wai_parse_sequence_header(data, len(data), ctypes.byref(si))
     if r < 0:
         raise _err(r, "not a usable WAI sequence header: %s" % _lib.wai_strerror(r).decode())
+    # the units, found in place (one buffer, addressed at each unit's offset)
+    buf = ctypes.create_string_buffer(data, len(data))
     frames, at, u = 0, 0, _UnitInfo()
-    while at < len(data) and _lib.wai_find_unit(data[at:], len(data) - at, len(data), ctypes.byref(u)) == 0:
+    while at < len(data) and _lib.wai_find_unit(ctypes.addressof(buf) + at, len(data) - at, len(data),
+                                                ctypes.byref(u)) == 0:
         frames += u.type == 2
         at += u.offset + u.size
     return {"width": si.disp_w, "height": si.disp_h, "coded_width": si.width,
@@ -178,9 +181,8 @@ def decode(data, model_path=None, max_frames=None, threads=0):
                     return
                 if r < 0:
                     raise _err(r, _lib.wai_decoder_last_error(dec))
-                try:
-                    buf = ctypes.string_at(pic.data, pic.stride * pic.height)
-                    rows = np.frombuffer(buf, np.uint8).reshape(pic.height, pic.stride)
+                try:   # one copy, out of libwai's picture (a view until then)
+                    rows = np.ctypeslib.as_array(pic.data, shape=(pic.height, pic.stride))
                     frames.append(rows[:, :pic.width * 3].reshape(pic.height, pic.width, 3).copy())
                 finally:
                     _lib.wai_picture_unref(ctypes.byref(pic))
