@@ -9,14 +9,11 @@
 set -u
 src=$WAI_SOURCE_ROOT; wai=$WAI_CLI
 command -v eog > /dev/null || { echo "SKIP: eog not installed"; exit 77; }
-for t in xvfb-run gst-launch-1.0 update-mime-database; do
+for t in xvfb-run gst-launch-1.0; do
     command -v $t > /dev/null || { echo "FAIL $t not installed"; exit 1; }
 done
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-mkdir -p "$tmp/xdg/mime/packages" "$tmp/home"
-cp "$src/gdk-pixbuf-wai/wai-mime.xml" "$tmp/xdg/mime/packages/wai.xml"
-update-mime-database "$tmp/xdg/mime" > /dev/null 2>&1
-"$PIXBUF_QUERY_LOADERS" "$PIXBUF_MODULE" > "$tmp/loaders.cache"
+. "$src/gdk-pixbuf-wai/tests/scratch-env.sh"   # the MIME type and the loader, in $tmp
 sample=$src/samples/coffee-q5.wai
 "$wai" decode "$sample" -o "$tmp/decoded.png" > /dev/null || { echo "FAIL wai decode"; exit 1; }
 
@@ -51,8 +48,7 @@ kill $pid 2> /dev/null
 wait $pid 2> /dev/null
 exit 0
 EOF
-env XDG_DATA_DIRS="$tmp/xdg:/usr/local/share:/usr/share" XDG_DATA_HOME="$tmp/home" HOME="$tmp/home" \
-    GDK_PIXBUF_MODULE_FILE="$tmp/loaders.cache" NO_AT_BRIDGE=1 GSETTINGS_BACKEND=memory \
+env HOME="$tmp/home" NO_AT_BRIDGE=1 GSETTINGS_BACKEND=memory \
     timeout 120 xvfb-run -a -s "-screen 0 800x600x24" sh "$tmp/run.sh" "$tmp" "$sample"
 cat "$tmp/captures" 2> /dev/null
 [ -f "$tmp/shot.png" ] || { echo "FAIL no screen capture"; sed 's/^/  eog | /' "$tmp/eog.log"; exit 1; }

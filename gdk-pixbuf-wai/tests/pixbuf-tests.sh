@@ -17,16 +17,7 @@ pass=0; fail=0
 ok() { pass=$((pass + 1)); echo "PASS $*"; }
 bad() { fail=$((fail + 1)); echo "FAIL $*"; }
 
-# GdkPixbuf picks a loader by the content type shared-mime-info guesses (GIO), so the MIME
-# definition must be installed for the loader to be used at all: here in a scratch data dir
-command -v update-mime-database > /dev/null || { echo "FAIL update-mime-database not installed (shared-mime-info)"; exit 1; }
-mkdir -p "$tmp/xdg/mime/packages" "$tmp/home"
-cp "$src/gdk-pixbuf-wai/wai-mime.xml" "$tmp/xdg/mime/packages/wai.xml"
-update-mime-database "$tmp/xdg/mime" > /dev/null 2>&1 || { echo "FAIL update-mime-database"; exit 1; }
-export XDG_DATA_HOME="$tmp/home" XDG_DATA_DIRS="$tmp/xdg:${XDG_DATA_DIRS:-/usr/local/share:/usr/share}"
-"$PIXBUF_QUERY_LOADERS" "$PIXBUF_MODULE" > "$tmp/loaders.cache" || { echo "FAIL query-loaders"; exit 1; }
-grep -q '"wai"' "$tmp/loaders.cache" || { echo "FAIL the loader is not in the cache"; exit 1; }
-export GDK_PIXBUF_MODULE_FILE="$tmp/loaders.cache"
+. "$src/gdk-pixbuf-wai/tests/scratch-env.sh"   # the MIME type and the loader, in $tmp
 export WAI_MODEL_PATH="$WAI_MODEL_PATH:$src/models:$src/vectors/corpus"
 
 # frame 0 of FILE as `wai decode` gives it: SHA-256 of its first W*H*3 raw bytes
@@ -112,14 +103,14 @@ exe=$(sed -n 's/^Exec=//p' "$src/gdk-pixbuf-wai/wai.thumbnailer")
 [ "$exe" = "gdk-pixbuf-thumbnailer -s %s %u %o" ] && ok "thumbnailer Exec line" || bad "thumbnailer Exec line: $exe"
 if command -v gdk-pixbuf-thumbnailer > /dev/null; then
     timeout 120 gdk-pixbuf-thumbnailer -s 64 "file://$src/samples/coffee-q5.wai" "$tmp/thumb.png"
-    dims=$(/usr/bin/python3 -c 'import struct,sys; d=open(sys.argv[1],"rb").read(24); print("%dx%d" % struct.unpack(">II", d[16:24]) if d[:8] == b"\x89PNG\r\n\x1a\n" else "not a PNG")' "$tmp/thumb.png" 2>&1)
+    dims=$(/usr/bin/python3 "$src/gdk-pixbuf-wai/tests/png-size.py" "$tmp/thumb.png" 2>&1)
     # coffee is 768x512: the thumbnail's longer side is the size asked
     [ "$dims" = "64x43" ] || [ "$dims" = "64x42" ] && ok "thumbnail $dims" || bad "thumbnail: $dims"
 else
     bad "gdk-pixbuf-thumbnailer not installed (libgdk-pixbuf2.0-bin)"
 fi
 
-# 4. shared-mime-info (installed above)
+# 4. shared-mime-info (installed above, by scratch-env.sh)
 if command -v gio > /dev/null; then
     cp "$v01" "$tmp/picture.wai"; cp "$v01" "$tmp/no-extension"
     for f in picture.wai no-extension; do
