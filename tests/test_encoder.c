@@ -539,6 +539,208 @@ static void test_search(void)
     remove(dir);
 }
 
+/* A picture of deterministic noise over the smooth one: many more bits at every quality. */
+static void make_busy_picture(uint8_t *rgb, int w, int h)
+{
+    make_picture(rgb, w, h, 3);
+    uint32_t x = 12345;
+    for (size_t i = 0; i < (size_t)w * h * 3; i++) {
+        x = x * 1103515245u + 12345u;
+        int v = rgb[i] + (int)((x >> 16) % 97) - 48;
+        rgb[i] = (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v);
+    }
+}
+
+/* One picture at quality q, plain (no target): the stream, and its decode in *dec. */
+static int plain_encode(const uint8_t *pic, int q, uint8_t **out, size_t *size, uint8_t **dec)
+{
+    WaiEncoder *e;
+    int r = open_q(&e, q, 0, -1);
+    if (r >= 0) r = wai_encode_picture(e, pic, W * 3, W, H);
+    if (r >= 0) r = wai_encoder_finish(e, out, size);
+    wai_encoder_close(&e);
+    if (r >= 0 && dec && decode_all(*out, *size, models, dec) != 1) r = -1;
+    return r;
+}
+
+/* With a target, open, encode the n pictures (stats of each in st) and finish. */
+static int rate_encode(uint64_t bytes, double db, const uint8_t *const *pics, int n,
+                       WaiFrameStats *st, uint8_t **out, size_t *size)
+{
+    WaiEncoderSettings s;
+    wai_encoder_default_settings(&s);
+    s.model_dir = models;
+    s.target_frame_bytes = bytes;
+    s.target_psnr = db;
+    WaiEncoder *e;
+    int r = wai_encoder_open(&e, &s);
+    for (int k = 0; k < n && r >= 0; k++) {
+        r = wai_encode_picture(e, pics[k], W * 3, W, H);
+        if (r >= 0) r = wai_encoder_last_frame(e, &st[k]);
+    }
+    if (r >= 0) r = wai_encoder_finish(e, out, size);
+    if (r < 0) fprintf(stderr, "rate_encode: %s\n", wai_encoder_last_error(e));
+    wai_encoder_close(&e);
+    return r;
+}
+
+/* Rate control (issue 25): the frame kept for a target is byte for byte the plain encode of
+ * the quality the target picks out of the plain encodes' sizes and PSNRs; a target no
+ * quality meets takes the nearest end; a sequence switches models with sequence headers and
+ * decodes to each picture's plain decode at its quality, by finish() and by units. */
+static void test_rate_control(void)
+{
+    int q[WAI_ENCODER_MAX_QUALITY];
+    const int n = wai_encoder_available_qualities(models, q, WAI_ENCODER_MAX_QUALITY);
+    CHECK(n >= 3);
+    if (n < 3) return;
+    uint8_t pic[W * H * 3], busy[W * H * 3];
+    make_picture(pic, W, H, 0);
+    make_busy_picture(busy, W, H);
+    uint8_t *plain[WAI_ENCODER_MAX_QUALITY] = { NULL }, *pdec[WAI_ENCODER_MAX_QUALITY] = { NULL };
+    size_t psize[WAI_ENCODER_MAX_QUALITY];
+    uint64_t fb[WAI_ENCODER_MAX_QUALITY];
+    double db[WAI_ENCODER_MAX_QUALITY];
+    for (int i = 0; i < n; i++) {
+        CHECK_EQ(plain_encode(pic, q[i], &plain[i], &psize[i], &pdec[i]), 0);
+        if (!plain[i] || !pdec[i]) goto end;
+        fb[i] = psize[i] - 96;
+        db[i] = psnr(pic, pdec[i], W * H * 3);
+    }
+    const uint8_t *one[1] = { pic };
+    for (int i = 0; i < n; i++) {
+        for (int d = 0; d <= 1; d++) {       /* exactly a quality's size, and one byte less */
+            const uint64_t t = fb[i] - (uint64_t)d;
+            int want = -1;
+            for (int j = 0; j < n; j++)
+                if (fb[j] <= t) want = j;
+            const int met = want >= 0;
+            if (!met) want = 0;
+            WaiFrameStats st;
+            uint8_t *out = NULL;
+            size_t size = 0;
+            CHECK_EQ(rate_encode(t, 0, one, 1, &st, &out, &size), 0);
+            CHECK_EQ(st.quality, q[want]);
+            CHECK_EQ(st.target_met, met);
+            CHECK_EQ(st.bytes, fb[want]);
+            CHECK(st.psnr == -1);
+            CHECK(st.candidates >= 1 && st.candidates <= n);
+            CHECK(size == psize[want] && out && !memcmp(out, plain[want], size));
+            free(out);
+        }
+        for (int d = 0; d <= 1; d++) {       /* exactly a quality's PSNR, and 0.01 dB more */
+            const double t = db[i] + 0.01 * d;
+            int want = n;
+            for (int j = n; j-- > 0;)
+                if (db[j] >= t) want = j;
+            const int met = want < n;
+            if (!met) want = n - 1;
+            WaiFrameStats st;
+            uint8_t *out = NULL;
+            size_t size = 0;
+            CHECK_EQ(rate_encode(0, t, one, 1, &st, &out, &size), 0);
+            CHECK_EQ(st.quality, q[want]);
+            CHECK_EQ(st.target_met, met);
+            CHECK(fabs(st.psnr - db[want]) < 1e-6);
+            CHECK(size == psize[want] && out && !memcmp(out, plain[want], size));
+            free(out);
+        }
+    }
+    {   /* smooth, busy, smooth under the top quality's smooth size plus a header: the busy
+           picture takes a lower quality, and each change of quality its sequence header */
+        const uint8_t *seq[3] = { pic, busy, pic };
+        WaiFrameStats st[3];
+        uint8_t *out = NULL, *dec = NULL;
+        size_t size = 0;
+        const uint64_t t = fb[n - 1] + 96;
+        CHECK_EQ(rate_encode(t, 0, seq, 3, st, &out, &size), 0);
+        CHECK_EQ(st[0].quality, q[n - 1]);
+        CHECK(st[1].quality < q[n - 1]);
+        CHECK_EQ(st[2].quality, q[n - 1]);
+        CHECK_EQ(st[0].bytes, fb[n - 1]);
+        CHECK_EQ(st[2].bytes, fb[n - 1] + 96);         /* its header counts */
+        CHECK(st[1].bytes <= t && st[1].target_met && st[2].target_met);
+        CHECK_EQ(size, 96 + st[0].bytes + st[1].bytes + st[2].bytes);
+        CHECK_EQ(decode_all(out, size, models, &dec), 3);
+        for (int k = 0; dec && k < 3; k++) {
+            uint8_t *ps = NULL, *pd = NULL;
+            size_t pn = 0;
+            CHECK_EQ(plain_encode(seq[k], st[k].quality, &ps, &pn, &pd), 0);
+            CHECK(pd && !memcmp(dec + (size_t)k * W * H * 3, pd, W * H * 3));
+            free(ps);
+            free(pd);
+        }
+        /* the same pictures as units after wai_encoder_header(): the same decode */
+        WaiEncoderSettings s;
+        wai_encoder_default_settings(&s);
+        s.model_dir = models;
+        s.quality = q[n - 1];       /* the header names the top quality */
+        s.target_frame_bytes = t;
+        WaiEncoder *e;
+        CHECK_EQ(wai_encoder_open(&e, &s), 0);
+        uint8_t *u = NULL, *all = NULL, *dec2 = NULL;
+        size_t un = 0, an = 0;
+        if (e && wai_encoder_header(e, W, H, 3, &u, &un) == 0) {
+            all = u;
+            an = un;
+            for (int k = 0; k < 3; k++) {
+                CHECK_EQ(wai_encode_picture_unit(e, seq[k], W * 3, W, H, &u, &un), 0);
+                /* a header before the frame on each change of quality */
+                CHECK(un >= 24 && !memcmp(u, k ? "WAIS" : "WAIF", 4));
+                all = realloc(all, an + un);
+                memcpy(all + an, u, un);
+                an += un;
+                free(u);
+            }
+            CHECK_EQ(decode_all(all, an, models, &dec2), 3);
+            CHECK(dec && dec2 && !memcmp(dec, dec2, (size_t)3 * W * H * 3));
+        } else {
+            CHECK(0);
+        }
+        wai_encoder_close(&e);
+        free(all);
+        free(dec2);
+        free(dec);
+        free(out);
+    }
+    {   /* bad settings */
+        WaiEncoderSettings s;
+        wai_encoder_default_settings(&s);
+        s.model_dir = models;
+        WaiEncoder *e = NULL;
+        s.target_frame_bytes = 1000;
+        s.target_psnr = 30;
+        CHECK_EQ(wai_encoder_open(&e, &s), WAI_ERR_INVALID_ARG);
+        s.target_frame_bytes = 0;
+        s.target_psnr = -1;
+        CHECK_EQ(wai_encoder_open(&e, &s), WAI_ERR_INVALID_ARG);
+        s.target_psnr = NAN;
+        CHECK_EQ(wai_encoder_open(&e, &s), WAI_ERR_INVALID_ARG);
+        s.target_psnr = 30;
+        char whm[1100], ana[1100];
+        snprintf(whm, sizeof(whm), "%s/wai-q3.whm", models);
+        snprintf(ana, sizeof(ana), "%s/wai-q3.ana", models);
+        s.model_file = whm;
+        s.analysis_file = ana;
+        CHECK_EQ(wai_encoder_open(&e, &s), WAI_ERR_INVALID_ARG);
+        s.model_file = s.analysis_file = NULL;
+        s.model_dir = "/nonexistent/wai-models";
+        CHECK_EQ(wai_encoder_open(&e, &s), WAI_ERR_MODEL_NOT_FOUND);
+        CHECK(strstr(wai_encoder_last_error(NULL), "/nonexistent/wai-models") != NULL);
+        CHECK(e == NULL);
+        WaiFrameStats st;
+        s.model_dir = models;
+        CHECK_EQ(wai_encoder_open(&e, &s), 0);
+        CHECK_EQ(wai_encoder_last_frame(e, &st), WAI_ERR_INVALID_ARG);   /* no picture yet */
+        wai_encoder_close(&e);
+    }
+end:
+    for (int i = 0; i < n; i++) {
+        free(plain[i]);
+        free(pdec[i]);
+    }
+}
+
 int main(int argc, char **argv)
 {
     if (argc == 3 && !strcmp(argv[1], "--write-png")) {
@@ -555,6 +757,7 @@ int main(int argc, char **argv)
     test_budget();
     test_padding();
     test_mean_correction();
+    test_rate_control();
     test_round_trip();
     return tu_finish("encoder");
 }

@@ -49,6 +49,13 @@ struct WaiEncoder {
     uint32_t n_frames, width, height;
     int streamed;         /* a unit went out through wai_encode_picture_unit() */
     size_t last_z, last_y;
+    WaiFrameStats last;
+    /* rate control (settings.target_*): one encoder per available quality, ascending */
+    WaiEncoder *sub[WAI_ENCODER_MAX_QUALITY];
+    int qual[WAI_ENCODER_MAX_QUALITY], n_qual;
+    int hdr_i;            /* index of the quality wai_encoder_header() names */
+    int first_i;          /* index of the first picture's quality (the header of finish()) */
+    int cur_i;            /* index of the model in force for the next frame; -1: none yet */
     char msg[512];
 };
 
@@ -690,6 +697,38 @@ int wai_encoder_available_qualities(const char *model_dir, int *list, int max)
 
 /* ---- open / close ---- */
 
+/* A rate-controlled encoder: one plain encoder per quality the search finds. */
+static int open_rate(WaiEncoder *e, const WaiEncoderSettings *s, WaiEncoder **out)
+{
+    int ret = wai_encoder_available_qualities(s->model_dir, e->qual, WAI_ENCODER_MAX_QUALITY);
+    if (ret <= 0) {
+        const char *env = getenv("WAI_MODEL_PATH");
+        snprintf(e->msg, sizeof(e->msg), "no model pair wai-q<N>.whm + wai-q<N>.ana in %.400s",
+                 s->model_dir ? s->model_dir : env && *env ? env : WAI_MODEL_DIR);
+        ret = WAI_ERR_MODEL_NOT_FOUND;
+        goto err;
+    }
+    e->n_qual = ret;
+    WaiEncoderSettings one = *s;
+    one.target_frame_bytes = 0;
+    one.target_psnr = 0;
+    for (int i = 0; i < e->n_qual; i++) {
+        one.quality = e->qual[i];
+        if ((ret = wai_encoder_open(&e->sub[i], &one)) < 0) goto err; /* open_msg says why */
+        /* nearest to settings.quality, ties to the lower */
+        if (abs(e->qual[i] - s->quality) < abs(e->qual[e->hdr_i] - s->quality)) e->hdr_i = i;
+    }
+    e->s.model_dir = e->s.model_file = e->s.analysis_file = NULL;  /* not kept */
+    wai_buf_init(&e->frames);
+    *out = e;
+    return 0;
+err:
+    if (!e->msg[0]) snprintf(e->msg, sizeof(e->msg), "%s", open_msg);
+    memcpy(open_msg, e->msg, sizeof(open_msg));
+    wai_encoder_close(&e);
+    return ret;
+}
+
 int wai_encoder_open(WaiEncoder **out, const WaiEncoderSettings *s)
 {
     if (!out) return WAI_ERR_INVALID_ARG;
@@ -698,11 +737,18 @@ int wai_encoder_open(WaiEncoder **out, const WaiEncoderSettings *s)
         (!s->model_file && (s->quality < 1 || s->quality > WAI_ENCODER_MAX_QUALITY)) || !s->fps_num || !s->fps_den ||
         s->threads < 0 || s->mean_correction < 0 || s->mean_correction > 4 || s->stripe_rows < 0)
         return WAI_ERR_INVALID_ARG;
+    const int rate = s->target_frame_bytes || s->target_psnr != 0;
+    if (rate && (s->model_file || (s->target_frame_bytes && s->target_psnr != 0) ||
+                 !(s->target_psnr >= 0)))
+        return WAI_ERR_INVALID_ARG;
     WaiEncoder *e = calloc(1, sizeof(*e));
     if (!e) return WAI_ERR_NOMEM;
     e->s = *s;
+    e->cur_i = -1;
+    if (rate) return open_rate(e, s, out);
     if (!e->s.max_memory) e->s.max_memory = WAI_DEFAULT_MAX_MEMORY;
     e->s.model_dir = e->s.model_file = e->s.analysis_file = NULL;  /* not kept */
+    if (s->model_file) e->s.quality = 0;   /* no quality: wai_encoder_last_frame() says 0 */
     wai_buf_init(&e->frames);
     int ret_nf = 0;
     char whm_path[4096], ana_path[4096];
@@ -767,6 +813,7 @@ void wai_encoder_close(WaiEncoder **pe)
 {
     if (!pe || !*pe) return;
     WaiEncoder *e = *pe;
+    for (int i = 0; i < e->n_qual; i++) wai_encoder_close(&e->sub[i]);
     wai_model_free(e->model);
     free(e->whm);
     free_layers(e->layers, e->n_ga + e->n_ha);
@@ -895,17 +942,37 @@ static float mean_error(const uint8_t *rgb, ptrdiff_t stride, const uint8_t *dec
  * input almost one to one) and keeps the pass with the smallest worst error. */
 #define MEAN_TOLERANCE 0.5f
 
-static int encode(WaiEncoder *e, const uint8_t *rgb, ptrdiff_t stride, uint32_t w, uint32_t h)
+/* PSNR in dB of the decoded picture against the original (RGB8, peak 255). */
+static double psnr_rgb8(const uint8_t *rgb, ptrdiff_t stride, const uint8_t *dec, uint32_t w,
+                        uint32_t h)
+{
+    uint64_t sse = 0;
+    for (uint32_t yy = 0; yy < h; yy++) {
+        const uint8_t *a = rgb + (ptrdiff_t)yy * stride, *b = dec + (size_t)yy * w * 3;
+        for (size_t i = 0; i < (size_t)w * 3; i++) {
+            const int d = (int)b[i] - (int)a[i];
+            sse += (uint64_t)(d * d);
+        }
+    }
+    if (!sse) return INFINITY;
+    return 10.0 * log10(255.0 * 255.0 * 3.0 * w * h / (double)sse);
+}
+
+/* The picture's payload as the settings make it (mean-correction passes included) into *out
+ * (malloc'ed); with psnr, also the decoded payload's PSNR. */
+static int encode_best(WaiEncoder *e, const uint8_t *rgb, ptrdiff_t stride, uint32_t w,
+                       uint32_t h, uint8_t **out, size_t *out_size, double *psnr)
 {
     float shift[3] = { 0, 0, 0 }, err[3], best_worst = 0;
     uint8_t *best = NULL, *dec = NULL;
     size_t best_size = 0;
+    double best_psnr = -1;
     int passes = e->s.mean_correction, ret = 0;
     for (int pass = 0; pass <= passes; pass++) {
         uint8_t *p = NULL;
         size_t ps = 0;
         if ((ret = encode_payload(e, rgb, stride, w, h, shift, &p, &ps)) < 0) goto end;
-        if (!passes) { best = p; best_size = ps; break; }
+        if (!passes && !psnr) { best = p; best_size = ps; break; }
         if (!dec && !(dec = malloc((size_t)w * h * 3))) {
             free(p);
             ret = fail(e, WAI_ERR_NOMEM, "out of memory");
@@ -923,22 +990,123 @@ static int encode(WaiEncoder *e, const uint8_t *rgb, ptrdiff_t stride, uint32_t 
             best = p;
             best_size = ps;
             best_worst = worst;
+            if (psnr) best_psnr = psnr_rgb8(rgb, stride, dec, w, h);
         } else {
             free(p);
         }
-        if (best_worst <= MEAN_TOLERANCE) break;
+        if (!passes || best_worst <= MEAN_TOLERANCE) break;
 #ifdef WAI_PLANTED_FAULT_ENC_MEAN_SIGN
         for (int k = 0; k < 3; k++) shift[k] -= err[k];   /* planted: moved the wrong way */
 #else
         for (int k = 0; k < 3; k++) shift[k] += err[k];
 #endif
     }
-    e->last_z = wai_rd32(best + 12);
-    e->last_y = wai_rd32(best + 16);
-    ret = wai_frame_write(&e->frames, e->n_frames, best, best_size);
+    *out = best;
+    *out_size = best_size;
+    if (psnr) *psnr = best_psnr;
+    best = NULL;
 end:
     free(best);
     free(dec);
+    return ret;
+}
+
+static int write_header(const WaiEncoder *e, uint32_t w, uint32_t h, uint32_t frame_count,
+                        WaiBuf *b);
+
+/* Keep payload p (of size ps) as frame e->n_frames, after a sequence header of the model of
+ * quality index qi when that differs from the model in force (rate control). */
+static int keep_frame(WaiEncoder *e, int qi, const uint8_t *p, size_t ps, uint32_t w, uint32_t h)
+{
+    const size_t before = e->frames.size;
+    int ret = 0;
+#ifndef WAI_PLANTED_FAULT_ENC_RATE_NO_HEADER   /* planted: the frame goes out under the old model */
+    if (e->n_qual && e->cur_i >= 0 && qi != e->cur_i)
+        ret = write_header(e->sub[qi], w, h, 0, &e->frames);
+#endif
+    if (ret >= 0) ret = wai_frame_write(&e->frames, e->n_frames, p, ps);
+    if (ret < 0) return fail(e, ret, "out of memory");
+    e->last_z = wai_rd32(p + 12);
+    e->last_y = wai_rd32(p + 16);
+    e->last.bytes = e->frames.size - before;
+    return 0;
+}
+
+/* Bytes of the sequence header unit of encoder e's model. */
+static uint64_t header_bytes(const WaiEncoder *e)
+{
+    return 96 + (uint64_t)e->whm_size;
+}
+
+/* Rate control: the quality meeting the settings' target (see wai/encoder.h). The frame
+ * cost (size target) or PSNR (PSNR target) is taken as monotonic in the quality, so a
+ * bisection over the available qualities finds the boundary; its first candidate is the
+ * previous picture's quality and its second that one's neighbour toward the boundary, so a
+ * sequence of like pictures costs two candidates each. Candidates' payloads are kept until
+ * the choice, so the one kept is never coded twice. */
+static int encode_rate(WaiEncoder *e, const uint8_t *rgb, ptrdiff_t stride, uint32_t w,
+                       uint32_t h)
+{
+    const int n = e->n_qual, by_size = e->s.target_frame_bytes != 0;
+    uint8_t *pay[WAI_ENCODER_MAX_QUALITY] = { NULL };
+    size_t psz[WAI_ENCODER_MAX_QUALITY];
+    double ps[WAI_ENCODER_MAX_QUALITY];
+    /* by size: [0, lo] meet the target, [hi, n) do not; by PSNR: [0, lo] do not, [hi, n) do */
+    int lo = -1, hi = n, first = e->cur_i >= 0 ? e->cur_i : e->hdr_i, probes = 0, ret = 0;
+    while (hi - lo > 1) {
+        const int mid = probes == 0 ? first : probes == 1 ? (lo == first ? lo + 1 : hi - 1)
+                                                          : lo + (hi - lo) / 2;
+        WaiEncoder *sub = e->sub[mid];
+        sub->msg[0] = 0;
+        ret = encode_best(sub, rgb, stride, w, h, &pay[mid], &psz[mid], by_size ? NULL : &ps[mid]);
+        if (ret < 0) {
+            snprintf(e->msg, sizeof(e->msg), "quality %d: %.480s", e->qual[mid],
+                     sub->msg[0] ? sub->msg : wai_strerror(ret));
+            goto end;
+        }
+        probes++;
+        int ok;
+        if (by_size) {
+            const uint64_t cost = 20 + (uint64_t)psz[mid] +
+                                  (e->cur_i >= 0 && mid != e->cur_i ? header_bytes(sub) : 0);
+            ok = cost <= e->s.target_frame_bytes;
+            if (ok) lo = mid; else hi = mid;
+        } else {
+            ok = ps[mid] >= e->s.target_psnr;
+            if (ok) hi = mid; else lo = mid;
+        }
+    }
+    int met, qi;
+#ifdef WAI_PLANTED_FAULT_ENC_RATE_CHOICE
+    if (by_size) met = lo >= 0, qi = hi < n ? hi : n - 1;   /* planted: the first one over */
+#else
+    if (by_size) met = lo >= 0, qi = met ? lo : 0;
+#endif
+    else met = hi < n, qi = met ? hi : n - 1;
+    if ((ret = keep_frame(e, qi, pay[qi], psz[qi], w, h)) < 0) goto end;
+    if (!e->n_frames) e->first_i = qi;
+    e->cur_i = qi;
+    e->last.quality = e->qual[qi];
+    e->last.target_met = met;
+    e->last.psnr = by_size ? -1 : ps[qi];
+    e->last.candidates = probes;
+end:
+    for (int i = 0; i < n; i++) free(pay[i]);
+    return ret;
+}
+
+static int encode(WaiEncoder *e, const uint8_t *rgb, ptrdiff_t stride, uint32_t w, uint32_t h)
+{
+    if (e->n_qual) return encode_rate(e, rgb, stride, w, h);
+    uint8_t *p = NULL;
+    size_t ps = 0;
+    int ret = encode_best(e, rgb, stride, w, h, &p, &ps, NULL);
+    if (ret >= 0) ret = keep_frame(e, 0, p, ps, w, h);
+    free(p);
+    e->last.quality = e->s.quality;
+    e->last.target_met = 1;
+    e->last.psnr = -1;
+    e->last.candidates = 1;
     return ret;
 }
 
@@ -963,6 +1131,13 @@ int wai_encode_picture(WaiEncoder *e, const uint8_t *rgb, ptrdiff_t stride, uint
     e->width = width;
     e->height = height;
     e->n_frames++;
+    return 0;
+}
+
+int wai_encoder_last_frame(WaiEncoder *e, WaiFrameStats *stats)
+{
+    if (!e || !e->n_frames || !stats) return WAI_ERR_INVALID_ARG;
+    *stats = e->last;
     return 0;
 }
 
@@ -1004,7 +1179,7 @@ int wai_encoder_finish(WaiEncoder *e, uint8_t **out, size_t *size)
     if (!e->n_frames) return fail(e, WAI_ERR_INVALID_ARG, "no picture was encoded");
     WaiBuf b;
     wai_buf_init(&b);
-    int ret = write_header(e, e->width, e->height, e->n_frames, &b);
+    int ret = write_header(e->n_qual ? e->sub[e->first_i] : e, e->width, e->height, e->n_frames, &b);
     if (ret >= 0) {
         wai_buf_put(&b, e->frames.data, e->frames.size);
         ret = b.err;
@@ -1030,17 +1205,19 @@ int wai_encoder_header(WaiEncoder *e, uint32_t width, uint32_t height, uint32_t 
         return fail(e, WAI_ERR_INVALID_ARG, "bad picture size");
     if (e->n_frames && (width != e->width || height != e->height))
         return fail(e, WAI_ERR_INVALID_ARG, "every picture of a stream must have the same size");
+    const WaiEncoder *m = e->n_qual ? e->sub[e->hdr_i] : e;
     WaiGeometry g;
-    int ret = wai_geometry(e->model, width, height, &g);
+    int ret = wai_geometry(m->model, width, height, &g);
     if (ret < 0) return fail(e, ret, "picture size not supported by the model");
     WaiBuf b;
     wai_buf_init(&b);
-    ret = write_header(e, width, height, frame_count, &b);
+    ret = write_header(m, width, height, frame_count, &b);
     if (ret >= 0) ret = b.err;
     if (ret < 0) {
         wai_buf_free(&b);
         return fail(e, ret, "out of memory");
     }
+    if (e->n_qual && !e->n_frames) e->cur_i = e->hdr_i;   /* the model in force */
     *out = b.data;
     *size = b.size;
     return 0;

@@ -45,7 +45,8 @@ typedef struct WaiEncoderSettings {
                                     $WAI_MODEL_PATH, then the installed $datadir/wai/models */
     const char *model_file;    /**< explicit WHM1 file (overrides model_dir/quality); NULL */
     const char *analysis_file; /**< explicit .ana file, with model_file; NULL */
-    int quality;               /**< 1..8; default 3 */
+    int quality;               /**< 1..8; default 3 (with a target: the search's first
+                                    candidate, or the nearest available) */
     uint32_t fps_num, fps_den; /**< frame rate written to the sequence header; default 25/1 */
     int embed_model;           /**< embed the WHM1 file in the sequence header; default 0 */
     int threads;               /**< threads of the float analysis and the integer h_s; 0 =
@@ -65,7 +66,25 @@ typedef struct WaiEncoderSettings {
                                     one): memory grows with the width times this, not the
                                     area; 0 = automatic (default: stripes of about 48 MiB).
                                     Any value gives the same stream. */
-    uint8_t reserved[48];      /**< zero */
+    /* Rate control: with a target set, the encoder chooses each picture's quality itself,
+     * among the qualities the model search finds (model_file must be unset): it codes the
+     * picture at the candidate qualities (a search of usually 2-4 of them) and keeps one.
+     * The frame it keeps is byte for byte the frame a plain encode at that quality makes,
+     * and a picture whose quality differs from the previous picture's gets a sequence header
+     * naming its model before its frame unit (the format's later sequence headers, spec 2.4).
+     * At most one target; a target no quality meets is met as closely as possible (the
+     * lowest quality for a size, the highest for a PSNR) and reported by
+     * wai_encoder_last_frame(), not an error. */
+    uint64_t target_frame_bytes; /**< 0 (default): off. Else the largest quality whose frame
+                                    takes at most this many bytes: the frame unit (20 bytes +
+                                    the payload) plus the sequence header a change of quality
+                                    puts before it (the stream's first header, written by
+                                    wai_encoder_finish() or wai_encoder_header(), is not
+                                    counted). */
+    double target_psnr;        /**< 0 (default): off. Else the smallest quality whose decoded
+                                    picture reaches this PSNR in dB (RGB8, all three channels,
+                                    peak 255); each candidate is decoded to measure it. */
+    uint8_t reserved[32];      /**< zero */
 } WaiEncoderSettings;
 
 WAI_API void wai_encoder_default_settings(WaiEncoderSettings *s);
@@ -75,6 +94,9 @@ WAI_API void wai_encoder_default_settings(WaiEncoderSettings *s);
  *  WAI_ERR_IO (a file cannot be read), WAI_ERR_MODEL_INVALID (a malformed file, or an .ana not
  *  made for that WHM1), NOMEM. wai_encoder_last_error(NULL) says which files or directories. */
 WAI_API int wai_encoder_open(WaiEncoder **enc, const WaiEncoderSettings *s);
+/*  With a target, every quality the search finds is opened (WAI_ERR_MODEL_NOT_FOUND when it
+ *  finds none), and WAI_ERR_INVALID_ARG means also: both targets set, target_psnr negative
+ *  or not a number, or a target with settings.model_file. */
 
 /** The qualities for which the model search (above; model_dir as in WaiEncoderSettings, NULL
  *  for $WAI_MODEL_PATH and the installed directory) finds a pair wai-q<N>.whm + wai-q<N>.ana:
@@ -102,17 +124,37 @@ WAI_API int wai_encoder_finish(WaiEncoder *enc, uint8_t **out, size_t *size);
  * kept: after the first one, wai_encoder_finish() fails (WAI_ERR_INVALID_ARG). */
 
 /** The sequence header unit for pictures of width x height with this frame_count (0 = unknown),
- *  using the settings' frame rate and the model; *out is malloc'ed, the caller free()s it.
+ *  using the settings' frame rate and the model (with a rate-control target, the model of
+ *  the available quality nearest settings.quality, ties to the lower); *out is malloc'ed, the caller free()s it.
  *  Errors: WAI_ERR_INVALID_ARG (bad arguments, or a size other than that of the pictures
  *  already encoded), WAI_ERR_LIMIT or another code for a size the model cannot code, NOMEM. */
 WAI_API int wai_encoder_header(WaiEncoder *enc, uint32_t width, uint32_t height,
                                uint32_t frame_count, uint8_t **out, size_t *size);
 
 /** Like wai_encode_picture(), but returns the frame unit ("WAIF", frame_index = the number of
- *  pictures encoded before) in *unit (malloc'ed, the caller free()s it) instead of keeping it. */
+ *  pictures encoded before) in *unit (malloc'ed, the caller free()s it) instead of keeping it.
+ *  With a rate-control target, *unit starts with a sequence header unit when the picture's
+ *  quality differs from the previous picture's (for the first picture: from the quality of
+ *  wai_encoder_header()'s header, the available quality nearest settings.quality). */
 WAI_API int wai_encode_picture_unit(WaiEncoder *enc, const uint8_t *rgb, ptrdiff_t stride,
                                     uint32_t width, uint32_t height, uint8_t **unit,
                                     size_t *size);
+
+/** What the encoder did with the last picture (wai_encoder_last_frame()). */
+typedef struct WaiFrameStats {
+    int quality;        /**< the quality whose model coded it; 0 with settings.model_file */
+    int target_met;     /**< 1 when it meets the settings' target (always, without one); 0
+                             when no quality does and the nearest was taken */
+    uint64_t bytes;     /**< bytes it added to the stream: its frame unit, and the sequence
+                             header put before it on a change of quality */
+    double psnr;        /**< its PSNR in dB (RGB8, peak 255; INFINITY when lossless) when the
+                             encoder measured it (settings.target_psnr), else -1 */
+    int candidates;     /**< qualities coded to choose it (1 without a target) */
+    uint8_t reserved[28];
+} WaiFrameStats;
+
+/** The stats of the last picture encoded. Errors: WAI_ERR_INVALID_ARG (no picture yet). */
+WAI_API int wai_encoder_last_frame(WaiEncoder *enc, WaiFrameStats *stats);
 
 /** Bytes of the last encoded frame's payload, split into z and y streams (for statistics). */
 WAI_API int wai_encoder_last_sizes(WaiEncoder *enc, size_t *z_bytes, size_t *y_bytes);
