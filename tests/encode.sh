@@ -147,4 +147,37 @@ expect 1 "a failure in the second picture" -- "$wai" encode "$tmp/in.png" "$tmp/
 check "leaves an existing output untouched" -- cmp -s "$tmp/a.wai" "$tmp/keep.wai"
 check "and no temporary file" -- test -z "$(ls "$tmp" | grep '\.tmp-')"
 
+# rate control (issue 25): the frame a target picks is the frame of that --quality
+for q in 1 5 8; do "$wai" encode -q "$tmp/in.png" -o "$tmp/q$q.wai" --quality $q --model-dir "$models"; done
+s5=$(stat -c %s "$tmp/q5.wai")
+expect 0 "--target-size of q5's stream" -- "$wai" encode "$tmp/in.png" -o "$tmp/t5.wai" --target-size "$s5" --model-dir "$models"
+check "the same bytes as --quality 5" -- cmp -s "$tmp/t5.wai" "$tmp/q5.wai"
+check "says it chose quality 5, met" -- grep -q -- '--target-size: chose quality 5 (1 frame); target met' "$tmp/err"
+expect 0 "--target-size one byte less" -- "$wai" encode "$tmp/in.png" -o "$tmp/t4.wai" --target-size $((s5 - 1)) --model-dir "$models"
+check "a smaller stream, at quality 4" -- sh -c 'test $(stat -c %s "$1") -lt $2 && grep -q "chose quality 4 " "$3"' sh "$tmp/t4.wai" "$s5" "$tmp/err"
+expect 0 "--target-size 1 (no quality meets it: not an error)" -- "$wai" encode "$tmp/in.png" -o "$tmp/t1.wai" --target-size 1 --model-dir "$models"
+check "the smallest frame, q1's, and says so" -- sh -c 'cmp -s "$1" "$2" && grep -q "cannot meet it (the smallest frame taken)" "$3"' sh "$tmp/t1.wai" "$tmp/q1.wai" "$tmp/err"
+expect 0 "--target-psnr 99" -- "$wai" encode "$tmp/in.png" -o "$tmp/tp.wai" --target-psnr 99 --model-dir "$models"
+check "the highest quality, and says so" -- sh -c 'cmp -s "$1" "$2" && grep -q "lowest PSNR [0-9.]* dB; 1 frame cannot meet it (the highest quality taken)" "$3"' sh "$tmp/tp.wai" "$tmp/q8.wai" "$tmp/err"
+expect 0 "--target-psnr 10 (met by every quality: the lowest)" -- "$wai" encode "$tmp/in.png" -o "$tmp/tq.wai" --target-psnr 10 --model-dir "$models"
+check "q1's stream" -- cmp -s "$tmp/tq.wai" "$tmp/q1.wai"
+expect 0 "--target-bpp 1.5 over two pictures" -- "$wai" encode "$tmp/in.png" "$tmp/in.png" -o "$tmp/tb.wai" --target-bpp 1.5 --model-dir "$models"
+check "within 1.5 bpp (96x80x2 pictures: 2880 bytes)" -- test "$(stat -c %s "$tmp/tb.wai")" -le 2880
+"$wai" decode "$tmp/tb.wai" -o "$tmp/tb.rgb" --model-path "$models" 2>/dev/null
+check "decodes to two frames" -- test "$(stat -c %s "$tmp/tb.rgb" 2>/dev/null)" = 46080
+expect 0 "--target-size 2k with an embedded model (the header alone is bigger)" -- "$wai" encode "$tmp/in.png" -o "$tmp/te.wai" --target-size 2k --embed-model --model-dir "$models"
+check "keeps the header's quality: no second model in the stream" -- test "$(stat -c %s "$tmp/te.wai")" -lt $((2 * $(stat -c %s "$models/wai-q3.whm")))
+mky4m "$tmp/grey.y4m" 64 48 444 128 128 128 2
+expect 2 "--target-size with Y4M from a pipe (no frame count)" -- sh -c '"$1" encode - -o "$2" --target-size 10k --model-dir "$3" < "$4"' sh "$wai" "$tmp/x.wai" "$models" "$tmp/grey.y4m"
+expect 0 "--target-bpp with Y4M from a pipe (per frame)" -- sh -c '"$1" encode - -o "$2" --target-bpp 0.5 --model-dir "$3" < "$4"' sh "$wai" "$tmp/tg.wai" "$models" "$tmp/grey.y4m"
+check "within 0.5 bpp per frame, plus the header" -- test "$(stat -c %s "$tmp/tg.wai")" -le $((64 * 48 * 2 / 16 + 96))
+expect 2 "--target-size 0" -- "$wai" encode "$tmp/in.png" -o "$tmp/x.wai" --target-size 0 --model-dir "$models"
+expect 2 "--target-bpp -1" -- "$wai" encode "$tmp/in.png" -o "$tmp/x.wai" --target-bpp -1 --model-dir "$models"
+expect 2 "--target-psnr nan" -- "$wai" encode "$tmp/in.png" -o "$tmp/x.wai" --target-psnr nan --model-dir "$models"
+expect 2 "two targets" -- "$wai" encode "$tmp/in.png" -o "$tmp/x.wai" --target-size 2k --target-psnr 30 --model-dir "$models"
+check "says one at most" -- grep -q "one of --target-size, --target-bpp and --target-psnr" "$tmp/err"
+expect 2 "a target with --model" -- "$wai" encode "$tmp/in.png" -o "$tmp/x.wai" --target-psnr 30 --model "$models/wai-q3.whm" --analysis "$models/wai-q3.ana"
+expect 2 "a target with no quality installed" -- "$wai" encode "$tmp/in.png" -o "$tmp/x.wai" --target-psnr 30 --model-dir "$tmp/nowhere"
+check "says no quality is installed" -- grep -q "no quality is installed" "$tmp/err"
+
 finish encode.sh

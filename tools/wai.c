@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -91,6 +92,17 @@ static const char *opt_value(int argc, char **argv, int *i, const char *name, in
         return NULL;
     }
     return argv[++*i];
+}
+
+/* A finite number > 0 (locale-independent enough: digits and '.'). */
+static int parse_pos_double(const char *s, double *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || end == s || *end || !(v > 0) || v != v || v == INFINITY) return -1;
+    *out = v;
+    return 0;
 }
 
 static int parse_u64(const char *s, uint64_t *out, int suffixes)
@@ -1358,6 +1370,22 @@ static void encode_usage(FILE *f)
         "                     first directory holding both: --model-dir if given (and nothing\n"
         "                     else), otherwise each directory of $WAI_MODEL_PATH, then the\n"
         "                     installed models (" WAI_MODEL_DIR_HELP ")\n"
+        "  --target-size BYTES  the quality (per frame) that keeps the stream within BYTES\n"
+        "                     (suffixes k, M: powers of 1024): the largest quality whose frame\n"
+        "                     fits an even share of what the sequence header leaves\n"
+        "  --target-bpp X     the same for X bits per pixel over the whole stream (with Y4M\n"
+        "                     from a pipe, whose frame count is unknown: per frame, header\n"
+        "                     not counted)\n"
+        "  --target-psnr DB   the lowest quality (per frame) whose decoded picture reaches\n"
+        "                     DB dB PSNR (RGB8)\n"
+        "                     One target at most; it replaces --quality (which becomes the\n"
+        "                     first quality tried). Each frame is coded at the candidate\n"
+        "                     qualities (usually 2-4) and the one kept is the frame --quality\n"
+        "                     would give; a frame whose quality changes gets a sequence header\n"
+        "                     (96 bytes, counted). A target no quality meets is met as closely\n"
+        "                     as possible (the smallest frame for a size, the highest quality\n"
+        "                     for a PSNR) and reported, not an error. The summary says what was\n"
+        "                     chosen\n"
         "  --model-dir DIRS   where the model pairs are (':'-separated directories)\n"
         "  --model FILE.whm --analysis FILE.ana   an explicit model pair instead\n"
         "  --list-qualities   print the qualities the model search finds, then exit\n"
@@ -1493,7 +1521,10 @@ static int cmd_encode(int argc, char **argv)
     const char *outp = NULL;
     EncInput *ins = NULL;
     int n_in = 0, cap = 0, quiet = 0, progress = 0, list_q = 0, fps_given = 0, stdin_used = 0;
-    int ret = 0;
+    int ret = 0, n_targets = 0;
+    uint64_t target_size = 0;
+    double target_bpp = 0, target_psnr = 0;
+    const char *target_opt = NULL;
     double kr = 0.299, kb = 0.114;
     for (int i = 0; i < argc; i++) {
         int missing = 0;
@@ -1517,6 +1548,19 @@ static int cmd_encode(int argc, char **argv)
         } else if ((v = opt_value(argc, argv, &i, "--quality", &missing))) {
             if (parse_u64(v, &u, 0) || u < 1 || u > WAI_ENCODER_MAX_QUALITY) goto bad;
             s.quality = (int)u;
+        } else if ((v = opt_value(argc, argv, &i, "--target-size", &missing))) {
+            if (parse_u64(v, &u, 1) || !u) goto bad;
+            target_size = u;
+            target_opt = a;
+            n_targets++;
+        } else if ((v = opt_value(argc, argv, &i, "--target-bpp", &missing))) {
+            if (parse_pos_double(v, &target_bpp) || target_bpp > 1e6) goto bad;
+            target_opt = a;
+            n_targets++;
+        } else if ((v = opt_value(argc, argv, &i, "--target-psnr", &missing))) {
+            if (parse_pos_double(v, &target_psnr) || target_psnr > 1000) goto bad;
+            target_opt = a;
+            n_targets++;
         } else if ((v = opt_value(argc, argv, &i, "--model-dir", &missing))) {
             s.model_dir = v;
         } else if ((v = opt_value(argc, argv, &i, "--model", &missing))) {
@@ -1590,6 +1634,18 @@ bad:
         errmsg(NULL, "encode: --model and --analysis go together");
         goto usage_err;
     }
+    if (n_targets > 1) {
+        errmsg(NULL, "encode: one of --target-size, --target-bpp and --target-psnr at most");
+        goto usage_err;
+    }
+    if (n_targets && s.model_file) {
+        errmsg(NULL, "encode: %s chooses among the qualities of the model search, not with "
+               "--model", target_opt);
+        goto usage_err;
+    }
+    /* a size target is split per frame once the picture size and the header are known */
+    s.target_frame_bytes = target_size || target_bpp > 0 ? 1 : 0;
+    s.target_psnr = target_psnr;
 
     /* Y4M headers first: bad input is reported before the model is loaded, and the first
      * one's frame rate goes into the sequence header */
@@ -1611,10 +1667,21 @@ bad:
         }
     }
 
+    if (target_size && !total_known) {
+        errmsg(NULL, "encode: --target-size needs the frame count, which Y4M from a pipe does "
+               "not give (--target-bpp works per frame there)");
+        ret = EXIT_USAGE;
+        goto end;
+    }
+
     WaiEncoder *e = NULL;
     int r = wai_encoder_open(&e, &s);
     if (r < 0) {
-        if (r == WAI_ERR_MODEL_NOT_FOUND) {
+        if (r == WAI_ERR_MODEL_NOT_FOUND && n_targets) {
+            errmsg(NULL, "encode: %s: no quality is installed: %s", target_opt,
+                   wai_encoder_last_error(NULL));
+            ret = EXIT_USAGE;
+        } else if (r == WAI_ERR_MODEL_NOT_FOUND) {
             char qs[64];
             format_qualities(s.model_dir, qs, sizeof(qs));
             errmsg(NULL, "encode: quality %d is not installed: %s", s.quality,
@@ -1639,6 +1706,8 @@ bad:
     uint8_t *rgb = NULL;
     size_t rgb_cap = 0;
     int out_ok = 0;
+    uint32_t chose[WAI_ENCODER_MAX_QUALITY + 1] = { 0 }, missed = 0;
+    double low_psnr = INFINITY;
     if ((ret = out_open(&out))) goto enc_end;
     for (int k = 0; k < n_in && !ret; k++) {
         EncInput *in = &ins[k];
@@ -1678,16 +1747,42 @@ bad:
                 ret = EXIT_INPUT;
                 break;
             }
-            uint8_t *unit = NULL;
-            size_t usize = 0;
+            uint8_t *unit = NULL, *hdr = NULL;
+            size_t usize = 0, hsize = 96;   /* a header without an embedded model */
+            /* with a target, the header follows the first picture's choice (no header change
+             * to pay for); an embedded model's header is needed first, for its size */
+            const int hdr_after = !frames && n_targets && !s.embed_model;
             if (!frames) {
-                r = wai_encoder_header(e, w, h, 0, &unit, &usize);
-                if ((ret = put_unit(&out, e, name, r, unit, usize))) break;
+                if (!hdr_after) {
+                    r = wai_encoder_header(e, w, h, 0, &hdr, &hsize);
+                    if ((ret = put_unit(&out, e, name, r, hdr, hsize))) break;
+                }
                 fw = w;
                 fh = h;
+                if (s.target_frame_bytes) {   /* the size target, per frame */
+                    const double all = target_size ? (double)target_size
+                                                   : target_bpp * w * h * (double)total / 8;
+                    double per = total_known ? (all - (double)hsize) / (double)total
+                                             : target_bpp * w * h / 8;
+                    per = per < 1 ? 1 : per > 1e18 ? 1e18 : floor(per);
+                    wai_encoder_set_target(e, (uint64_t)per, 0);
+                }
             }
             r = wai_encode_picture_unit(e, rgb, (ptrdiff_t)w * 3, w, h, &unit, &usize);
+            if (hdr_after && r >= 0) {
+                int rh = wai_encoder_header(e, w, h, 0, &hdr, &hsize);
+                if ((ret = put_unit(&out, e, name, rh, hdr, hsize))) {
+                    free(unit);
+                    break;
+                }
+            }
             if ((ret = put_unit(&out, e, name, r, unit, usize))) break;
+            WaiFrameStats fs;
+            if (wai_encoder_last_frame(e, &fs) == 0) {
+                chose[fs.quality < 0 || fs.quality > WAI_ENCODER_MAX_QUALITY ? 0 : fs.quality]++;
+                missed += !fs.target_met;
+                if (fs.psnr >= 0 && fs.psnr < low_psnr) low_psnr = fs.psnr;
+            }
             frames++;
             pixels += (uint64_t)w * h;
             if (show) {
@@ -1731,6 +1826,25 @@ enc_end:
         fprintf(stderr, "wai: %s: %u frame%s, %" PRIu64 " bytes, %.4f bpp\n",
                 strcmp(outp, "-") ? outp : "<stdout>", frames, frames == 1 ? "" : "s",
                 out.bytes, pixels ? 8.0 * (double)out.bytes / (double)pixels : 0.0);
+    if (!ret && !quiet && n_targets) {   /* what the target chose, e.g. "quality 5 (3 frames)" */
+        char list[256] = "";
+        size_t len = 0;
+        for (int q = WAI_ENCODER_MAX_QUALITY; q >= 1 && len < sizeof(list); q--)
+            if (chose[q])
+                len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%d (%u frame%s)",
+                                        len ? ", " : "", q, chose[q], chose[q] == 1 ? "" : "s");
+        char psnr[64] = "";
+        if (target_psnr > 0 && low_psnr < INFINITY)
+            snprintf(psnr, sizeof(psnr), ", lowest PSNR %.2f dB", low_psnr);
+        else if (target_psnr > 0)
+            snprintf(psnr, sizeof(psnr), ", lossless");
+        if (missed)
+            fprintf(stderr, "wai: %s: chose quality %s%s; %u frame%s cannot meet it (the %s "
+                    "taken)\n", target_opt, list, psnr, missed, missed == 1 ? "" : "s",
+                    target_psnr > 0 ? "highest quality" : "smallest frame");
+        else
+            fprintf(stderr, "wai: %s: chose quality %s%s; target met\n", target_opt, list, psnr);
+    }
     free(rgb);
     wai_encoder_close(&e);
 end:

@@ -54,7 +54,9 @@ struct WaiEncoder {
     WaiEncoder *sub[WAI_ENCODER_MAX_QUALITY];
     int qual[WAI_ENCODER_MAX_QUALITY], n_qual;
     int hdr_i;            /* index of the quality wai_encoder_header() names */
-    int first_i;          /* index of the first picture's quality (the header of finish()) */
+    int start_i;          /* index of the quality of the stream's first header: the one
+                             wai_encoder_header() gave before the first picture, else the
+                             first picture's */
     int cur_i;            /* index of the model in force for the next frame; -1: none yet */
     char msg[512];
 };
@@ -1049,8 +1051,9 @@ static int encode_rate(WaiEncoder *e, const uint8_t *rgb, ptrdiff_t stride, uint
 {
     const int n = e->n_qual, by_size = e->s.target_frame_bytes != 0;
     uint8_t *pay[WAI_ENCODER_MAX_QUALITY] = { NULL };
-    size_t psz[WAI_ENCODER_MAX_QUALITY];
+    size_t psz[WAI_ENCODER_MAX_QUALITY] = { 0 };
     double ps[WAI_ENCODER_MAX_QUALITY];
+    uint64_t cost[WAI_ENCODER_MAX_QUALITY];
     /* by size: [0, lo] meet the target, [hi, n) do not; by PSNR: [0, lo] do not, [hi, n) do */
     int lo = -1, hi = n, first = e->cur_i >= 0 ? e->cur_i : e->hdr_i, probes = 0, ret = 0;
     while (hi - lo > 1) {
@@ -1067,9 +1070,9 @@ static int encode_rate(WaiEncoder *e, const uint8_t *rgb, ptrdiff_t stride, uint
         probes++;
         int ok;
         if (by_size) {
-            const uint64_t cost = 20 + (uint64_t)psz[mid] +
-                                  (e->cur_i >= 0 && mid != e->cur_i ? header_bytes(sub) : 0);
-            ok = cost <= e->s.target_frame_bytes;
+            cost[mid] = 20 + (uint64_t)psz[mid] +
+                        (e->cur_i >= 0 && mid != e->cur_i ? header_bytes(sub) : 0);
+            ok = cost[mid] <= e->s.target_frame_bytes;
             if (ok) lo = mid; else hi = mid;
         } else {
             ok = ps[mid] >= e->s.target_psnr;
@@ -1077,14 +1080,22 @@ static int encode_rate(WaiEncoder *e, const uint8_t *rgb, ptrdiff_t stride, uint
         }
     }
     int met, qi;
+    if (by_size) {
+        met = lo >= 0;
 #ifdef WAI_PLANTED_FAULT_ENC_RATE_CHOICE
-    if (by_size) met = lo >= 0, qi = hi < n ? hi : n - 1;   /* planted: the first one over */
+        qi = hi < n ? hi : n - 1;   /* planted: the first one over the target */
 #else
-    if (by_size) met = lo >= 0, qi = met ? lo : 0;
+        qi = met ? lo : 0;
 #endif
-    else met = hi < n, qi = met ? hi : n - 1;
+        if (!met)   /* the cheapest candidate: staying may beat a change's header */
+            for (int i = 0; i < n; i++)
+                if (pay[i] && cost[i] < cost[qi]) qi = i;
+    } else {
+        met = hi < n;
+        qi = met ? hi : n - 1;
+    }
     if ((ret = keep_frame(e, qi, pay[qi], psz[qi], w, h)) < 0) goto end;
-    if (!e->n_frames) e->first_i = qi;
+    if (e->cur_i < 0) e->start_i = qi;
     e->cur_i = qi;
     e->last.quality = e->qual[qi];
     e->last.target_met = met;
@@ -1134,6 +1145,15 @@ int wai_encode_picture(WaiEncoder *e, const uint8_t *rgb, ptrdiff_t stride, uint
     return 0;
 }
 
+int wai_encoder_set_target(WaiEncoder *e, uint64_t frame_bytes, double psnr)
+{
+    if (!e || !e->n_qual || !frame_bytes == !(psnr != 0) || !(psnr >= 0))
+        return WAI_ERR_INVALID_ARG;
+    e->s.target_frame_bytes = frame_bytes;
+    e->s.target_psnr = psnr;
+    return 0;
+}
+
 int wai_encoder_last_frame(WaiEncoder *e, WaiFrameStats *stats)
 {
     if (!e || !e->n_frames || !stats) return WAI_ERR_INVALID_ARG;
@@ -1179,7 +1199,7 @@ int wai_encoder_finish(WaiEncoder *e, uint8_t **out, size_t *size)
     if (!e->n_frames) return fail(e, WAI_ERR_INVALID_ARG, "no picture was encoded");
     WaiBuf b;
     wai_buf_init(&b);
-    int ret = write_header(e->n_qual ? e->sub[e->first_i] : e, e->width, e->height, e->n_frames, &b);
+    int ret = write_header(e->n_qual ? e->sub[e->start_i] : e, e->width, e->height, e->n_frames, &b);
     if (ret >= 0) {
         wai_buf_put(&b, e->frames.data, e->frames.size);
         ret = b.err;
@@ -1205,7 +1225,9 @@ int wai_encoder_header(WaiEncoder *e, uint32_t width, uint32_t height, uint32_t 
         return fail(e, WAI_ERR_INVALID_ARG, "bad picture size");
     if (e->n_frames && (width != e->width || height != e->height))
         return fail(e, WAI_ERR_INVALID_ARG, "every picture of a stream must have the same size");
-    const WaiEncoder *m = e->n_qual ? e->sub[e->hdr_i] : e;
+    /* rate control: before the first picture, the header of the quality nearest the
+     * settings' (then in force); after it, the stream's first header again */
+    const WaiEncoder *m = !e->n_qual ? e : e->sub[e->n_frames ? e->start_i : e->hdr_i];
     WaiGeometry g;
     int ret = wai_geometry(m->model, width, height, &g);
     if (ret < 0) return fail(e, ret, "picture size not supported by the model");
@@ -1217,7 +1239,7 @@ int wai_encoder_header(WaiEncoder *e, uint32_t width, uint32_t height, uint32_t 
         wai_buf_free(&b);
         return fail(e, ret, "out of memory");
     }
-    if (e->n_qual && !e->n_frames) e->cur_i = e->hdr_i;   /* the model in force */
+    if (e->n_qual && !e->n_frames) e->cur_i = e->start_i = e->hdr_i;   /* now in force */
     *out = b.data;
     *size = b.size;
     return 0;

@@ -72,8 +72,9 @@ typedef struct WaiEncoderSettings {
      * The frame it keeps is byte for byte the frame a plain encode at that quality makes,
      * and a picture whose quality differs from the previous picture's gets a sequence header
      * naming its model before its frame unit (the format's later sequence headers, spec 2.4).
-     * At most one target; a target no quality meets is met as closely as possible (the
-     * lowest quality for a size, the highest for a PSNR) and reported by
+     * At most one target; a target no quality meets is met as closely as possible (for a
+     * size the smallest frame tried: the lowest quality, or the quality in force where a
+     * change's header costs more; for a PSNR the highest quality) and reported by
      * wai_encoder_last_frame(), not an error. */
     uint64_t target_frame_bytes; /**< 0 (default): off. Else the largest quality whose frame
                                     takes at most this many bytes: the frame unit (20 bytes +
@@ -97,6 +98,13 @@ WAI_API int wai_encoder_open(WaiEncoder **enc, const WaiEncoderSettings *s);
 /*  With a target, every quality the search finds is opened (WAI_ERR_MODEL_NOT_FOUND when it
  *  finds none), and WAI_ERR_INVALID_ARG means also: both targets set, target_psnr negative
  *  or not a number, or a target with settings.model_file. */
+
+/** Change the target of an encoder opened with one (rate control), from the next picture on:
+ *  the same rules as the settings' fields (one of them set, target_psnr a number >= 0).
+ *  For a caller that knows the budget only later, e.g. a size per frame that depends on the
+ *  picture size, or a bitrate changed while a stream is encoded. Errors: WAI_ERR_INVALID_ARG
+ *  (an encoder opened without a target, or a target breaking those rules). */
+WAI_API int wai_encoder_set_target(WaiEncoder *enc, uint64_t frame_bytes, double psnr);
 
 /** The qualities for which the model search (above; model_dir as in WaiEncoderSettings, NULL
  *  for $WAI_MODEL_PATH and the installed directory) finds a pair wai-q<N>.whm + wai-q<N>.ana:
@@ -124,8 +132,12 @@ WAI_API int wai_encoder_finish(WaiEncoder *enc, uint8_t **out, size_t *size);
  * kept: after the first one, wai_encoder_finish() fails (WAI_ERR_INVALID_ARG). */
 
 /** The sequence header unit for pictures of width x height with this frame_count (0 = unknown),
- *  using the settings' frame rate and the model (with a rate-control target, the model of
- *  the available quality nearest settings.quality, ties to the lower); *out is malloc'ed, the caller free()s it.
+ *  using the settings' frame rate and the model; *out is malloc'ed, the caller free()s it.
+ *  With a rate-control target, the model is, before the first picture, that of the available
+ *  quality nearest settings.quality (ties to the lower), which the first picture's unit then
+ *  changes if it needs another; after a picture, that of the stream's first header (the
+ *  first picture's quality when no header was asked for before it): so a caller can encode
+ *  the first picture, then ask for the header and write it first, and save the change.
  *  Errors: WAI_ERR_INVALID_ARG (bad arguments, or a size other than that of the pictures
  *  already encoded), WAI_ERR_LIMIT or another code for a size the model cannot code, NOMEM. */
 WAI_API int wai_encoder_header(WaiEncoder *enc, uint32_t width, uint32_t height,
