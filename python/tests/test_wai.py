@@ -100,6 +100,30 @@ e = raises(wai.WaiError, wai.encode, pic, quality=99, model_dir=MODELS)
 report(isinstance(e, wai.WaiError), "quality 99: WaiError (%s)" % e)
 report(isinstance(raises(ValueError, wai.encode, pic.astype(np.float32)), ValueError), "float pixels: ValueError")
 report(2 in wai.available_qualities(MODELS), "available_qualities lists 2")
+# rate control: the same bytes as the CLI's target, and what was chosen
+size5 = len(wai.encode(pic, quality=5, model_dir=MODELS))
+subprocess.run([CLI, "encode", "-q", os.path.join(tmp, "in.png"), "-o", os.path.join(tmp, "t.wai"),
+                "--target-size", str(size5), "--model-dir", MODELS], check=True)
+st = []
+t = wai.encode(pic, target_size=size5, model_dir=MODELS, stats=st)
+report(t == open(os.path.join(tmp, "t.wai"), "rb").read() and len(t) <= size5,
+       "target_size=%d == wai encode --target-size (%d bytes)" % (size5, len(t)))
+report(len(st) == 1 and st[0]["quality"] == 5 and st[0]["target_met"] and st[0]["psnr"] is None,
+       "stats: quality 5, met (%s)" % st)
+st = []
+t = wai.encode(pic, target_psnr=1000 - 1, model_dir=MODELS, stats=st)
+top = max(wai.available_qualities(MODELS))
+report(st[0]["quality"] == top and not st[0]["target_met"] and st[0]["psnr"] > 10,
+       "target_psnr out of reach: the top quality, not met, its PSNR %.2f dB" % st[0]["psnr"])
+st = []
+t = wai.encode(np.stack([pic, pic]), target_bpp=1.0, model_dir=MODELS, stats=st)
+report(len(t) * 8 <= 1.0 * 128 * 96 * 2 and len(st) == 2, "target_bpp=1.0 over 2 frames: %d bytes" % len(t))
+report(isinstance(raises(ValueError, wai.encode, pic, target_size=0), ValueError), "target_size=0: ValueError")
+report(isinstance(raises(ValueError, wai.encode, pic, target_size=5000, target_psnr=30), ValueError),
+       "two targets: ValueError")
+buf = io.BytesIO()
+Image.fromarray(pic).save(buf, format="WAI", target_size=size5, model_dir=MODELS)
+report(buf.getvalue() == wai.encode(pic, target_size=size5, model_dir=MODELS), "img.save(target_size=...)")
 
 # 4. the Pillow plugin
 im = Image.open(os.path.join(SRC, "samples", "coffee-q5.wai"))

@@ -66,7 +66,14 @@ class _EncoderSettings(ctypes.Structure):
                 ("fps_num", ctypes.c_uint32), ("fps_den", ctypes.c_uint32),
                 ("embed_model", ctypes.c_int), ("threads", ctypes.c_int),
                 ("max_memory", ctypes.c_uint64), ("mean_correction", ctypes.c_int),
-                ("stripe_rows", ctypes.c_int), ("reserved", ctypes.c_uint8 * 48)]
+                ("stripe_rows", ctypes.c_int), ("target_frame_bytes", ctypes.c_uint64),
+                ("target_psnr", ctypes.c_double), ("reserved", ctypes.c_uint8 * 32)]
+
+
+class _FrameStats(ctypes.Structure):
+    _fields_ = [("quality", ctypes.c_int), ("target_met", ctypes.c_int),
+                ("bytes", ctypes.c_uint64), ("psnr", ctypes.c_double),
+                ("candidates", ctypes.c_int), ("reserved", ctypes.c_uint8 * 28)]
 
 
 def _load():
@@ -94,6 +101,7 @@ def _load():
         "wai_encode_picture": (c_int, [P, ctypes.c_char_p, ctypes.c_ssize_t, ctypes.c_uint32, ctypes.c_uint32]),
         "wai_encoder_finish": (c_int, [P, ctypes.POINTER(u8p), ctypes.POINTER(c_size_t)]),
         "wai_encoder_last_error": (ctypes.c_char_p, [P]),
+        "wai_encoder_last_frame": (c_int, [P, ctypes.POINTER(_FrameStats)]),
         "wai_encoder_available_qualities": (c_int, [ctypes.c_char_p, ctypes.POINTER(c_int), c_int]),
     }
     for name, (res, args) in sigs.items():
@@ -215,10 +223,18 @@ def available_qualities(model_dir=None):
     return list(q[:max(0, min(n, 64))])
 
 
-def encode(pictures, quality=None, model_dir=None, fps=(25, 1), threads=0, mean_correction=None):
+def encode(pictures, quality=None, model_dir=None, fps=(25, 1), threads=0, mean_correction=None,
+           target_size=None, target_bpp=None, target_psnr=None, stats=None):
     """Encode an RGB8 picture (numpy (height, width, 3) uint8) or a sequence of them
     (frames, height, width, 3) with the model pair of `quality` (default: libwai's, 3) and return
-    the stream's bytes."""
+    the stream's bytes.
+
+    Or let the encoder choose the quality of each frame for one target (as `wai encode`):
+    target_size (bytes of the whole stream), target_bpp (bits per pixel of the whole stream) or
+    target_psnr (dB, RGB8, per frame). Each frame is then the frame of its chosen quality; a
+    target no quality meets is met as closely as possible (the smallest frame, or the highest
+    quality), not an error. `stats`, a list, gets a dict per frame: quality, bytes, psnr (None
+    unless measured, i.e. with target_psnr) and target_met."""
     a = np.asarray(pictures)
     if a.ndim == 3:
         a = a[None]
@@ -236,17 +252,41 @@ def encode(pictures, quality=None, model_dir=None, fps=(25, 1), threads=0, mean_
     s.threads = threads
     if mean_correction is not None:
         s.mean_correction = int(mean_correction)
+    targets = [t for t in (target_size, target_bpp, target_psnr) if t is not None]
+    if len(targets) > 1:
+        raise ValueError("one of target_size, target_bpp and target_psnr at most")
+    frames, h, w = a.shape[0], a.shape[1], a.shape[2]
+    if target_psnr is not None:
+        if not float(target_psnr) > 0 or float(target_psnr) == float("inf"):
+            raise ValueError("target_psnr must be a number of dB > 0")
+        s.target_psnr = float(target_psnr)
+    elif targets:
+        if target_bpp is not None:
+            if not float(target_bpp) > 0 or float(target_bpp) == float("inf"):
+                raise ValueError("target_bpp must be > 0")
+            total = float(target_bpp) * w * h * frames / 8
+        else:
+            if int(target_size) <= 0:
+                raise ValueError("target_size must be > 0 bytes")
+            total = int(target_size)
+        # an even share of what the sequence header (96 bytes, the model not embedded) leaves
+        s.target_frame_bytes = max(1, int((total - 96) // frames))
     enc = ctypes.c_void_p()
     r = _lib.wai_encoder_open(ctypes.byref(enc), ctypes.byref(s))
     if r < 0:
         raise _err(r, _lib.wai_encoder_last_error(None))
     try:
-        h, w = a.shape[1], a.shape[2]
         for frame in a:
             buf = np.ascontiguousarray(frame).tobytes()
             r = _lib.wai_encode_picture(enc, buf, w * 3, w, h)
             if r < 0:
                 raise _err(r, _lib.wai_encoder_last_error(enc))
+            if stats is not None:
+                st = _FrameStats()
+                _lib.wai_encoder_last_frame(enc, ctypes.byref(st))
+                stats.append({"quality": st.quality, "bytes": st.bytes,
+                              "psnr": st.psnr if st.psnr >= 0 else None,
+                              "target_met": bool(st.target_met)})
         out = ctypes.POINTER(ctypes.c_uint8)()
         size = ctypes.c_size_t()
         r = _lib.wai_encoder_finish(enc, ctypes.byref(out), ctypes.byref(size))

@@ -63,9 +63,11 @@ def _save(im, fp, filename):
         for k in range(getattr(im, "n_frames", 1)):
             im.seek(k)
             frames.append(im.convert("RGB"))
+    info = im.encoderinfo
     fp.write(wai.encode(np.stack([np.asarray(f) for f in frames]),
-                        quality=im.encoderinfo.get("quality"),
-                        model_dir=im.encoderinfo.get("model_dir")))
+                        quality=info.get("quality"), model_dir=info.get("model_dir"),
+                        target_size=info.get("target_size"), target_bpp=info.get("target_bpp"),
+                        target_psnr=info.get("target_psnr")))
 
 
 def _save_all(im, fp, filename):
