@@ -624,12 +624,23 @@ gst_wai_dec_handle_frame (GstVideoDecoder * vdec, GstVideoCodecFrame * frame)
 
   ret = gst_wai_dec_take_pending_header (self);
 
-  /* packetized input may carry the sequence header in band */
+  /* packetized input may carry the sequence header in band: alone, or before the frame unit
+   * it applies to (an encoder changing its model mid-stream, e.g. waienc's rate control) */
+  gsize off = 0;
   if (ret == GST_FLOW_OK && map.size >= 4 && memcmp (map.data, "WAIS", 4) == 0) {
-    ret = gst_wai_dec_handle_seqhdr (self, map.data, map.size);
-    gst_buffer_unmap (frame->input_buffer, &map);
-    gst_video_decoder_release_frame (vdec, frame);
-    return ret;
+    guint32 usize = map.size >= 12 ? GST_READ_UINT32_LE (map.data + 8) : 0;
+#ifdef WAI_PLANTED_FAULT_GST_HEADER_FRAME
+    usize = 0;                  /* planted: the frame after an in-band header is lost */
+#endif
+    if (usize >= 96 && usize < map.size && memcmp (map.data + usize, "WAIF", 4) == 0) {
+      ret = gst_wai_dec_handle_seqhdr (self, map.data, usize);
+      off = usize;
+    } else {
+      ret = gst_wai_dec_handle_seqhdr (self, map.data, map.size);
+      gst_buffer_unmap (frame->input_buffer, &map);
+      gst_video_decoder_release_frame (vdec, frame);
+      return ret;
+    }
   }
 
   if (ret == GST_FLOW_OK && !self->seqhdr) {
@@ -650,7 +661,7 @@ gst_wai_dec_handle_frame (GstVideoDecoder * vdec, GstVideoCodecFrame * frame)
     return gst_video_decoder_drop_frame (vdec, frame);
   }
 
-  r = wai_send_data (self->dec, map.data, map.size);
+  r = wai_send_data (self->dec, map.data + off, map.size - off);
   gst_buffer_unmap (frame->input_buffer, &map);
   if (r == 0)
     r = wai_get_picture (self->dec, &pic);

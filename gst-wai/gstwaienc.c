@@ -32,6 +32,8 @@ GST_DEBUG_CATEGORY_STATIC (gst_wai_enc_debug);
 #define DEFAULT_MODEL_DIR NULL
 #define DEFAULT_THREADS 0
 #define DEFAULT_MAX_MEMORY 0    /* the library's default (WaiEncoderSettings.max_memory) */
+#define DEFAULT_BITRATE 0       /* kbit/s; 0: the quality property decides */
+#define DEFAULT_TARGET_PSNR 0.0
 /* the rate written to the header when the caps have none (framerate=0/1) */
 #define FALLBACK_FPS_N 25
 #define FALLBACK_FPS_D 1
@@ -43,6 +45,8 @@ enum
   PROP_MODEL_DIR,
   PROP_THREADS,
   PROP_MAX_MEMORY,
+  PROP_BITRATE,
+  PROP_TARGET_PSNR,
 };
 
 struct _GstWaiEnc
@@ -54,11 +58,14 @@ struct _GstWaiEnc
   gchar *model_dir;
   gint threads;
   guint64 max_memory;
+  guint bitrate;
+  gdouble target_psnr;
 
   /* streaming state, under the stream lock */
   WaiEncoder *enc;
   guint enc_fps_n, enc_fps_d;   /* the rate self->enc writes */
   guint64 enc_frames;           /* pictures self->enc has encoded */
+  guint enc_bitrate;            /* the bitrate self->enc aims at (0: none) */
   GstVideoCodecState *input_state;
   gboolean failed;              /* an error was posted: post no more */
 };
@@ -101,6 +108,14 @@ gst_wai_enc_qualities_string (const gchar * dir)
   return g_string_free (str, FALSE);
 }
 
+/* Bytes per frame for a bitrate in kbit/s at fps_n/fps_d frames per second (at least 1). */
+static guint64
+gst_wai_enc_frame_bytes (guint kbps, guint fps_n, guint fps_d)
+{
+  guint64 b = gst_util_uint64_scale ((guint64) kbps * 1000, fps_d, (guint64) fps_n * 8);
+  return b ? b : 1;
+}
+
 /* Opens the library's encoder for this rate; posts the element error on failure. */
 static gboolean
 gst_wai_enc_open_encoder (GstWaiEnc * self, guint fps_n, guint fps_d)
@@ -115,10 +130,20 @@ gst_wai_enc_open_encoder (GstWaiEnc * self, guint fps_n, guint fps_d)
   s.quality = self->quality;
   s.threads = self->threads;
   s.max_memory = self->max_memory;
+  /* a bitrate is a size per frame at this rate; it takes precedence over target-psnr */
+  if (self->bitrate)
+    s.target_frame_bytes = gst_wai_enc_frame_bytes (self->bitrate, fps_n, fps_d);
+  else
+    s.target_psnr = self->target_psnr;
+  self->enc_bitrate = self->bitrate;
   GST_OBJECT_UNLOCK (self);
   s.model_dir = dir;
   s.fps_num = fps_n;
   s.fps_den = fps_d;
+  if (s.target_frame_bytes || s.target_psnr > 0)
+    GST_INFO_OBJECT (self, "rate control: %" G_GUINT64_FORMAT " bytes per frame, PSNR %.2f dB "
+        "(0: none), among qualities found in %s", s.target_frame_bytes, s.target_psnr,
+        dir ? dir : "the model search path");
 
   r = wai_encoder_open (&self->enc, &s);
   self->enc_fps_n = fps_n;
@@ -128,7 +153,11 @@ gst_wai_enc_open_encoder (GstWaiEnc * self, guint fps_n, guint fps_d)
     self->failed = TRUE;
     const gchar *where = dir ? dir : "$WAI_MODEL_PATH or the installed model directory";
     const gchar *why = wai_encoder_last_error (NULL);
-    if (r == WAI_ERR_MODEL_NOT_FOUND || r == WAI_ERR_IO) {
+    if (r == WAI_ERR_MODEL_NOT_FOUND && (s.target_frame_bytes || s.target_psnr > 0)) {
+      GST_ELEMENT_ERROR (self, RESOURCE, NOT_FOUND,
+          ("No WAI encoder model pair wai-q<N>.whm/.ana was found in %s for the bitrate or "
+              "target-psnr to choose from.", where), ("%s (set the model-dir property)", why));
+    } else if (r == WAI_ERR_MODEL_NOT_FOUND || r == WAI_ERR_IO) {
       gchar *qs = gst_wai_enc_qualities_string (dir);
       GST_ELEMENT_ERROR (self, RESOURCE, NOT_FOUND,
           ("The WAI encoder model wai-q%d.whm/.ana was not found in %s; qualities with a "
@@ -238,6 +267,16 @@ gst_wai_enc_handle_frame (GstVideoEncoder * venc, GstVideoCodecFrame * frame)
     GST_ELEMENT_ERROR (self, CORE, NEGOTIATION, ("No input format was set."), (NULL));
     return GST_FLOW_NOT_NEGOTIATED;
   }
+  /* a bitrate changed while playing: the next frames aim at it (a change between a bitrate
+   * and none takes effect at the next caps) */
+  GST_OBJECT_LOCK (self);
+  guint kbps = self->bitrate;
+  GST_OBJECT_UNLOCK (self);
+  if (kbps && self->enc_bitrate && kbps != self->enc_bitrate) {
+    wai_encoder_set_target (self->enc,
+        gst_wai_enc_frame_bytes (kbps, self->enc_fps_n, self->enc_fps_d), 0);
+    self->enc_bitrate = kbps;
+  }
   if (!gst_video_frame_map (&vframe, &self->input_state->info, frame->input_buffer,
           GST_MAP_READ)) {
     gst_video_encoder_finish_frame (venc, frame);
@@ -256,6 +295,11 @@ gst_wai_enc_handle_frame (GstVideoEncoder * venc, GstVideoCodecFrame * frame)
     return GST_FLOW_ERROR;
   }
   self->enc_frames++;
+  WaiFrameStats st;
+  if (wai_encoder_last_frame (self->enc, &st) == 0)
+    GST_LOG_OBJECT (self, "frame %" G_GUINT64_FORMAT ": quality %d, %" G_GUINT64_FORMAT
+        " bytes%s", self->enc_frames - 1, st.quality, st.bytes,
+        st.target_met ? "" : " (the target cannot be met: the nearest taken)");
   frame->output_buffer = gst_buffer_new_wrapped_full (0, unit, size, 0, size, unit, free);
   GST_VIDEO_CODEC_FRAME_SET_SYNC_POINT (frame);   /* intra only */
   return gst_video_encoder_finish_frame (venc, frame);
@@ -289,6 +333,12 @@ gst_wai_enc_set_property (GObject * object, guint prop_id, const GValue * value,
     case PROP_MAX_MEMORY:
       self->max_memory = g_value_get_uint64 (value);
       break;
+    case PROP_BITRATE:
+      self->bitrate = g_value_get_uint (value);
+      break;
+    case PROP_TARGET_PSNR:
+      self->target_psnr = g_value_get_double (value);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
@@ -314,6 +364,12 @@ gst_wai_enc_get_property (GObject * object, guint prop_id, GValue * value, GPara
       break;
     case PROP_MAX_MEMORY:
       g_value_set_uint64 (value, self->max_memory);
+      break;
+    case PROP_BITRATE:
+      g_value_set_uint (value, self->bitrate);
+      break;
+    case PROP_TARGET_PSNR:
+      g_value_set_double (value, self->target_psnr);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -373,6 +429,20 @@ gst_wai_enc_class_init (GstWaiEncClass * klass)
           "before allocating; 0 = the library's default (4 GiB)", 0, G_MAXUINT64,
           DEFAULT_MAX_MEMORY,
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY));
+  g_object_class_install_property (gobject_class, PROP_BITRATE,
+      g_param_spec_uint ("bitrate", "Bitrate",
+          "Bitrate to aim at in kbit/s (0 = off: the quality property decides): each frame "
+          "gets the largest installed quality whose frame fits bitrate / framerate (a "
+          "framerate of 0/1 counts as 25/1); a frame that cannot fit takes the smallest. "
+          "Changes while playing apply from the next frame", 0, G_MAXUINT / 1000,
+          DEFAULT_BITRATE,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_PLAYING));
+  g_object_class_install_property (gobject_class, PROP_TARGET_PSNR,
+      g_param_spec_double ("target-psnr", "Target PSNR",
+          "PSNR in dB (RGB8) to aim at (0 = off): each frame gets the lowest installed "
+          "quality whose decoded frame reaches it (the highest when none does); bitrate "
+          "takes precedence", 0, 1000, DEFAULT_TARGET_PSNR,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY));
 
   gst_element_class_add_static_pad_template (element_class, &sink_template);
   gst_element_class_add_static_pad_template (element_class, &src_template);
@@ -396,4 +466,6 @@ gst_wai_enc_init (GstWaiEnc * self)
   self->model_dir = g_strdup (DEFAULT_MODEL_DIR);
   self->threads = DEFAULT_THREADS;
   self->max_memory = DEFAULT_MAX_MEMORY;
+  self->bitrate = DEFAULT_BITRATE;
+  self->target_psnr = DEFAULT_TARGET_PSNR;
 }

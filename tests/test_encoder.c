@@ -3,7 +3,8 @@
  * and the error codes of bad arguments and bad analysis files.
  *
  *     test_encoder [MODELS_DIR]            (default $WAI_SOURCE_ROOT/models)
- *     test_encoder --write-png OUT.png     writes the synthetic test picture (for cli tests) */
+ *     test_encoder --write-png OUT.png [busy]  writes the synthetic test picture (for cli
+ *                                              tests), or its noisy variant */
 #include <math.h>
 #include <png.h>
 #include <stdio.h>
@@ -743,9 +744,11 @@ end:
 
 int main(int argc, char **argv)
 {
-    if (argc == 3 && !strcmp(argv[1], "--write-png")) {
+    if ((argc == 3 || (argc == 4 && !strcmp(argv[3], "busy"))) &&
+        !strcmp(argv[1], "--write-png")) {
         uint8_t rgb[W * H * 3];
-        make_picture(rgb, W, H, 0);
+        if (argc == 4) make_busy_picture(rgb, W, H);
+        else make_picture(rgb, W, H, 0);
         return write_png(argv[2], rgb, W, H);
     }
     const char *root = getenv("WAI_SOURCE_ROOT");

@@ -387,6 +387,43 @@ mode_encode() {
         cat "$tmp/log" >&2
         fail "waienc ! waidec pipeline failed"
     fi
+    # bitrate (rate control, issue 25): 400 kbit/s at 25 fps is 2,000 bytes per frame (a
+    # change of model from the header's counted in the frame); the file is the header and
+    # frames within it, and straight into waidec it decodes as the file does
+    # shellcheck disable=SC2086
+    if "$launcher" $src,framerate=25/1 ! videoconvert ! waienc model-dir="$m" bitrate=400 ! \
+            filesink location="$tmp/br.wai" > "$tmp/log" 2>&1; then
+        [ "$(wc -c < "$tmp/br.wai")" -le $((96 + 3 * 2000)) ] ||
+            fail "bitrate=400: $(wc -c < "$tmp/br.wai") bytes for 3 frames of 2,000"
+        want=$("$wai" decode "$tmp/br.wai" --sha256 --model-path "$m" 2> /dev/null)
+        rm -f "$tmp/raw"
+        # shellcheck disable=SC2086
+        "$launcher" $src,framerate=25/1 ! videoconvert ! waienc model-dir="$m" bitrate=400 ! \
+            waidec model-path="$m" ! videoconvert ! video/x-raw,format=RGB ! \
+            filesink location="$tmp/raw" > "$tmp/log" 2>&1 &&
+            "$tool" strip 96 80 "$tmp/raw" "$tmp/br.rgb"
+        [ "$(sha "$tmp/br.rgb")" = "$want" ] || fail "waienc bitrate=400 ! waidec differs from the file's decode"
+        ok
+    else
+        cat "$tmp/log" >&2
+        fail "waienc bitrate=400 failed"
+    fi
+    # a file whose model changes mid-stream (wai encode --target-size over a smooth, a noisy
+    # and a smooth picture, PNGs from videotestsrc): filesrc ! waidec decodes it as wai decode does
+    if gst-launch-1.0 -q videotestsrc num-buffers=1 pattern=smpte ! video/x-raw,width=96,height=80 ! \
+            videoconvert ! pngenc ! filesink location="$tmp/sm.png" > /dev/null 2>&1 &&
+       gst-launch-1.0 -q videotestsrc num-buffers=1 pattern=snow ! video/x-raw,width=96,height=80 ! \
+            videoconvert ! pngenc ! filesink location="$tmp/bz.png" > /dev/null 2>&1; then
+        "$wai" encode -q "$tmp/sm.png" --quality 8 --model-dir "$m" -o "$tmp/sm8.wai" &&
+            "$wai" encode -q "$tmp/sm.png" "$tmp/bz.png" "$tmp/sm.png" --model-dir "$m" -o "$tmp/sw.wai" \
+                --target-size $((3 * $(wc -c < "$tmp/sm8.wai"))) || fail "wai encode --target-size failed"
+        [ "$("$wai" info "$tmp/sw.wai" --model-path "$m" | grep -c '^sequence header')" -ge 2 ] ||
+            fail "the --target-size stream has no second sequence header"
+        want=$("$wai" decode "$tmp/sw.wai" --sha256 --model-path "$m" 2> /dev/null)
+        check_hash "$tmp/sw.wai" "$want" 96 80 "filesrc ! waidec, the model changing mid-stream" waidec model-path="$m"
+    else
+        fail "videotestsrc ! pngenc failed"
+    fi
     # deterministic: the same input gives the same bytes
     # shellcheck disable=SC2086
     "$launcher" $src ! videoconvert ! waienc model-dir="$m" threads=2 ! \

@@ -381,6 +381,150 @@ GST_START_TEST (test_properties)
 
 GST_END_TEST;
 
+/* Busy frames (noise, many bits) between smooth ones, so that a bitrate picks different
+ * qualities; k even: smooth. */
+static GstBuffer *
+mixed_picture (const GstVideoInfo * vi, guint k)
+{
+  GstBuffer *b = picture (vi, k);
+  GstMapInfo m;
+  guint32 x = 777 + k;
+
+  if (!(k & 1))
+    return b;
+  fail_unless (gst_buffer_map (b, &m, GST_MAP_WRITE));
+  for (guint y = 0; y < H; y++)
+    for (guint i = 0; i < W * 3; i++) {
+      x = x * 1103515245u + 12345u;
+      m.data[y * GST_VIDEO_INFO_PLANE_STRIDE (vi, 0) + i] = (guint8) (x >> 16);
+    }
+  gst_buffer_unmap (b, &m);
+  return b;
+}
+
+/* bitrate: each frame is the library's rate-controlled frame for bitrate / framerate bytes
+ * (codec_data and every buffer byte for byte, a header before a frame whose quality
+ * changes), a change of bitrate while playing applies from the next frame, and waidec
+ * decodes the buffers (a header and a frame in one buffer) to the library's pictures. */
+GST_START_TEST (test_bitrate)
+{
+  gchar *desc = g_strdup_printf ("waienc model-dir=\"%s\" bitrate=200", models ());
+  GstHarness *h = gst_harness_new_parse (desc);
+  GstVideoInfo vi;
+  GstCaps *ocaps;
+  WaiEncoderSettings s;
+  WaiEncoder *e = NULL;
+  guint8 *hdr, *unit;
+  size_t hsize, usize;
+  GstMapInfo m;
+  GstBuffer *b;
+  const guint n = 4;
+  guint switches = 0;
+  GstBuffer *out[8];
+
+  g_free (desc);
+  gst_video_info_set_format (&vi, GST_VIDEO_FORMAT_RGB, W, H);
+  vi.fps_n = 30;
+  vi.fps_d = 1;
+  gst_harness_set_src_caps (h, gst_video_info_to_caps (&vi));
+  for (guint k = 0; k < n; k++) {
+    if (k == 2) {
+      GstElement *enc = gst_harness_find_element (h, "waienc");
+      g_object_set (enc, "bitrate", 400, NULL);
+      gst_object_unref (enc);
+    }
+    fail_unless_equals_int (gst_harness_push (h, mixed_picture (&vi, k)), GST_FLOW_OK);
+  }
+  fail_unless_equals_int (gst_harness_buffers_in_queue (h), n + 1);
+  ocaps = gst_pad_get_current_caps (h->sinkpad);
+
+  wai_encoder_default_settings (&s);
+  s.model_dir = models ();
+  s.fps_num = 30;
+  s.target_frame_bytes = 200 * 1000 / 8 / 30;
+  fail_unless_equals_int (wai_encoder_open (&e, &s), 0);
+  fail_unless_equals_int (wai_encoder_header (e, W, H, 0, &hdr, &hsize), 0);
+  for (guint k = 0; k <= n; k++) {
+    out[k] = gst_harness_pull (h);
+    fail_unless (gst_buffer_map (out[k], &m, GST_MAP_READ));
+    if (k == 0) {
+      fail_unless (m.size == hsize && memcmp (m.data, hdr, hsize) == 0);
+    } else {
+      GstBuffer *pic = mixed_picture (&vi, k - 1);
+      GstMapInfo pm;
+      WaiFrameStats st;
+      if (k - 1 == 2)
+        fail_unless_equals_int (wai_encoder_set_target (e, 400 * 1000 / 8 / 30, 0), 0);
+      fail_unless (gst_buffer_map (pic, &pm, GST_MAP_READ));
+      fail_unless_equals_int (wai_encode_picture_unit (e, pm.data,
+              GST_VIDEO_INFO_PLANE_STRIDE (&vi, 0), W, H, &unit, &usize), 0);
+      gst_buffer_unmap (pic, &pm);
+      gst_buffer_unref (pic);
+      fail_unless (m.size == usize && memcmp (m.data, unit, usize) == 0,
+          "frame %u differs from the library's", k - 1);
+      fail_unless_equals_int (wai_encoder_last_frame (e, &st), 0);
+      fail_unless (st.bytes <= (k - 1 < 2 ? 833u : 1666u) || !st.target_met);
+      switches += memcmp (m.data, "WAIS", 4) == 0;
+      free (unit);
+    }
+    gst_buffer_unmap (out[k], &m);
+  }
+  fail_unless (switches >= 1, "no frame changed quality");
+  free (hdr);
+  wai_encoder_close (&e);
+  gst_harness_teardown (h);
+
+  /* waidec: the library's decode of the same bytes */
+  {
+    gchar *dd = g_strdup_printf ("waidec model-path=\"%s\"", models ());
+    GstHarness *d = gst_harness_new_parse (dd);
+    GByteArray *all = g_byte_array_new ();
+    WaiSettings ds;
+    WaiDecoder *dec = NULL;
+    WaiPicture pic;
+    guint got = 0;
+
+    g_free (dd);
+    gst_harness_set_src_caps (d, ocaps);
+    for (guint k = 0; k <= n; k++) {
+      fail_unless (gst_buffer_map (out[k], &m, GST_MAP_READ));
+      g_byte_array_append (all, m.data, m.size);
+      gst_buffer_unmap (out[k], &m);
+      fail_unless_equals_int (gst_harness_push (d, out[k]), GST_FLOW_OK);
+    }
+    gst_harness_push_event (d, gst_event_new_eos ());
+    wai_default_settings (&ds);
+    ds.model_path = models ();
+    fail_unless_equals_int (wai_decoder_open (&dec, &ds), 0);
+    fail_unless_equals_int (wai_send_data (dec, all->data, all->len), 0);
+    wai_send_eos (dec);
+    while (wai_get_picture (dec, &pic) == 0) {
+      GstVideoFrame vf;
+      GstVideoInfo ovi;
+      GstCaps *dcaps = gst_pad_get_current_caps (d->sinkpad);
+      fail_unless (gst_video_info_from_caps (&ovi, dcaps));
+      gst_caps_unref (dcaps);
+      b = gst_harness_pull (d);
+      fail_unless (b != NULL, "waidec gave %u of %u frames", got, n);
+      fail_unless (gst_video_frame_map (&vf, &ovi, b, GST_MAP_READ));
+      for (guint y = 0; y < H; y++)
+        fail_unless (memcmp ((guint8 *) GST_VIDEO_FRAME_PLANE_DATA (&vf, 0) +
+                y * GST_VIDEO_FRAME_PLANE_STRIDE (&vf, 0), pic.data + y * pic.stride,
+                W * 3) == 0, "frame %u row %u differs", got, y);
+      gst_video_frame_unmap (&vf);
+      gst_buffer_unref (b);
+      wai_picture_unref (&pic);
+      got++;
+    }
+    fail_unless_equals_int (got, n);
+    wai_decoder_close (&dec);
+    g_byte_array_unref (all);
+    gst_harness_teardown (d);
+  }
+}
+
+GST_END_TEST;
+
 static Suite *
 waienc_suite (void)
 {
@@ -391,6 +535,7 @@ waienc_suite (void)
   tcase_add_test (tc, test_properties);
   tcase_add_test (tc, test_library_units);
   tcase_add_test (tc, test_output);
+  tcase_add_test (tc, test_bitrate);
   tcase_add_test (tc, test_missing_model);
   tcase_add_test (tc, test_missing_quality);
   tcase_add_test (tc, test_max_memory);
