@@ -136,6 +136,22 @@ committed=$(for k in 1 2 3 4 5 6 7 8; do
     paste -sd, - | sed 's/,/, /g')
 expect 0 "wai encode --list-qualities" -- clean wai encode --list-qualities
 check "lists the model pairs in models/ ($committed)" -- test "$(cat "$tmp/out")" = "$committed"
+# rate control (issue 25): a target size picks the quality whose stream fits, byte for byte
+# the stream of that quality; GStreamer's bitrate property
+clean wai decode "$sample" -o "$tmp/run/pic.png" > /dev/null 2>&1
+expect 0 "wai encode --quality 2 (installed models)" -- clean wai encode -q pic.png -o q2.wai --quality 2
+expect 0 "wai encode --target-size (q2's size)" -- clean wai encode pic.png -o t2.wai --target-size "$(stat -c %s "$tmp/run/q2.wai")"
+check "the same bytes as --quality 2, and it says so" -- sh -c \
+    'cmp -s "$1/q2.wai" "$1/t2.wai" && grep -q "chose quality 2 (1 frame); target met" "$2"' sh "$tmp/run" "$tmp/err"
+expect 0 "python3: wai.encode(target_size=) gives the CLI's stream" -- clean python3 -c \
+    "import sys, wai; from PIL import Image; import numpy as np; a = np.asarray(Image.open('pic.png').convert('RGB')); st = []; d = wai.encode(a, target_size=int(sys.argv[1]), stats=st); print(d == open('t2.wai', 'rb').read(), st[0]['quality'])" "$(stat -c %s "$tmp/run/q2.wai")"
+check "True, quality 2" -- grep -qx "True 2" "$tmp/out"
+kbps=$(( $(stat -c %s "$tmp/run/q2.wai") * 8 * 25 / 1000 + 1 ))   # room for q2's frame at 25 fps
+expect 0 "gst-launch-1.0 pngdec ! waienc bitrate=$kbps ! filesink" -- clean timeout 300 gst-launch-1.0 -q \
+    filesrc location=pic.png ! pngdec ! videoconvert ! waienc bitrate=$kbps ! filesink location=gb.wai
+check "within $kbps kbit/s at 25 fps (one frame and the header)" -- \
+    test "$(stat -c %s "$tmp/run/gb.wai")" -le $((96 + kbps * 1000 / 8 / 25))
+expect 0 "wai decode of waienc's stream" -- clean wai decode gb.wai --sha256
 clean wai bench --help > "$tmp/bench.out" 2>&1
 check "wai bench --help runs the installed wai-bench" -- grep -q 'usage: wai-bench' "$tmp/bench.out"
 

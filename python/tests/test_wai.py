@@ -147,6 +147,29 @@ report(isinstance(e, OSError), "a damaged header: OSError from Image.open (%s)" 
 damaged = Image.open(io.BytesIO(v01[:300] + bytes([v01[300] ^ 4]) + v01[301:]))
 e = raises(OSError, damaged.load)
 report(isinstance(e, OSError), "a damaged frame: OSError from load() (%s)" % e)
+# the damaged set of the GdkPixbuf test (gdk-pixbuf-wai/tests/pixbuf-tests.sh): truncations,
+# one flipped bit in each part of v01, the header alone: each an OSError from open() or load(),
+# carrying libwai's message; 3 bytes or a frame unit first are no WAI file at all
+def load_all(data):
+    im = Image.open(io.BytesIO(data))
+    im.load()
+
+bad = [("cut-%d" % n, v01[:n]) for n in (4, 11, 50, 95, 100, len(v01) // 2, len(v01) - 1)]
+for off in (5, 14, 60, 93, 97, 110, len(v01) // 2, len(v01) - 2):
+    d = bytearray(v01)
+    d[off] ^= 0x10
+    bad.append(("flip-%d" % off, bytes(d)))
+bad.append(("header-only", v01[:96]))
+ok = True
+for name, data in bad:
+    e = raises(OSError, load_all, data)
+    if not isinstance(e, OSError) or isinstance(e, UnidentifiedImageError) or not str(e):
+        ok = False
+        print("# %s: %r" % (name, e))
+report(ok, "the damaged set (%d files): each an OSError with libwai's message" % len(bad))
+for name, data in (("cut-3", v01[:3]), ("frame-first", v01[96:] + v01[:96])):
+    report(isinstance(raises(UnidentifiedImageError, load_all, data), UnidentifiedImageError),
+           "%s: not WAI (UnidentifiedImageError)" % name)
 report(Image.open(os.path.join(tmp, "in.png")).format == "PNG", "PNG still opens as PNG")
 buf = io.BytesIO()
 Image.fromarray(pic).save(buf, format="WAI", quality=2, model_dir=MODELS)
