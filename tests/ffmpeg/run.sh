@@ -465,6 +465,71 @@ else
     clean_fail $rc && grep -q "Qualities with a model pair there: 3$" "$TMP/e.err" &&
         ok "encode quality 4 without its model (rc=$rc, names quality 3)" ||
         bad "encode quality 4 without its model: rc=$rc; $(head -c 300 "$TMP/e.err")"
+    # rate control (issue 25): -target_frame_size with room for q5's frame and a change of
+    # model from the header's quality 3 takes quality 5: the stream decodes as the CLI's q5
+    # stream does; -target_psnr 999 takes the top quality; -b:v sizes frames at the frame
+    # rate; two targets are an error
+    top=$("$WAI_CLI" encode --list-qualities --model-dir "$MODELS" | tr -d ' ' | tr ',' '\n' | tail -n 1)
+    if "$WAI_CLI" encode -q "$TMP/src.png" --quality 5 --model-dir "$MODELS" -o "$TMP/c5.wai" &&
+       "$WAI_CLI" encode -q "$TMP/src.png" --quality "$top" --model-dir "$MODELS" -o "$TMP/ctop.wai"; then
+        f5=$(wc -c <"$TMP/c5.wai")   # q5's frame unit + 96 bytes for the change of model
+        $FF -v verbose -i "$TMP/src.png" -c:v libwai -model_dir "$MODELS" -target_frame_size "$f5" \
+            "$TMP/r5.wai" 2>"$TMP/e.err"
+        [ "$(cli_sha "$TMP/r5.wai")" = "$(cli_sha "$TMP/c5.wai")" ] &&
+            grep -q "Rate control chose quality 5 (1 frame); 0 frames could not" "$TMP/e.err" &&
+            ok "encode -target_frame_size $f5: quality 5, the CLI's q5 picture" ||
+            bad "encode -target_frame_size $f5: $(grep -i 'rate control\|error' "$TMP/e.err" | head -c 300)"
+        # its model changes after the header: ffmpeg decodes it, and -c copy keeps the change
+        enc_check "encode -target_frame_size: a model change after the header" "$TMP/r5.wai" 1 "$w1" "$h1"
+        $FF -i "$TMP/r5.wai" -c copy "$TMP/r5c.wai" 2>"$TMP/e.err" &&
+            $FF -i "$TMP/r5.wai" -c copy "$TMP/r5c.mkv" 2>>"$TMP/e.err" &&
+            [ "$(cli_sha "$TMP/r5c.wai")" = "$(cli_sha "$TMP/c5.wai")" ] &&
+            [ "$(ff_sha "$TMP/r5c.mkv")" = "$(cli_sha "$TMP/c5.wai")" ] &&
+            ok "-c copy of a stream whose model changes (.wai and .mkv decode the same)" ||
+            bad "-c copy of a stream whose model changes: $(head -c 300 "$TMP/e.err")"
+        $FF -v info -i "$TMP/src.png" -c:v libwai -model_dir "$MODELS" -target_psnr 999 "$TMP/rp.wai" 2>"$TMP/e.err"
+        [ "$(cli_sha "$TMP/rp.wai")" = "$(cli_sha "$TMP/ctop.wai")" ] &&
+            grep -q "chose quality $top (1 frame); 1 frame could not meet the target" "$TMP/e.err" &&
+            ok "encode -target_psnr 999: the top quality ($top), reported" ||
+            bad "encode -target_psnr 999: $(grep -i 'rate control\|error' "$TMP/e.err" | head -c 300)"
+    else
+        bad "encode rate control: the CLI's reference encodes failed"
+    fi
+    # a clip whose model changes (smooth, noise, noise, smooth, noise at a size that fits the
+    # smooth picture at the top quality): ffmpeg decodes it as the CLI does, and a seek to
+    # frame 2 (a noise frame whose model's header came before frame 1) gives frames 2..4: the
+    # demuxer puts the header in force before the frame
+    head -c $((w1 * h1 * 3)) /dev/urandom > "$TMP/noise.rgb"
+    cat "$TMP/$n1.rgb" "$TMP/noise.rgb" "$TMP/noise.rgb" "$TMP/$n1.rgb" "$TMP/noise.rgb" > "$TMP/mix.rgb"
+    if [ -f "$TMP/ctop.wai" ] &&
+       $FF -f rawvideo -pix_fmt rgb24 -s "$d1" -r 25 -i "$TMP/mix.rgb" -c:v libwai -model_dir "$MODELS" \
+           -target_frame_size "$(wc -c <"$TMP/ctop.wai")" "$TMP/mix.wai" 2>"$TMP/e.err"; then
+        enc_check "encode a clip whose model changes" "$TMP/mix.wai" 5 "$w1" "$h1"
+        nh=$("$WAI_CLI" info "$TMP/mix.wai" 2>/dev/null | grep -c '^sequence header')
+        want=$($FF -i "$TMP/mix.wai" -f rawvideo -pix_fmt rgb24 - 2>/dev/null | tail -c $((3 * w1 * h1 * 3)) | sha)
+        got=$($FF -ss 0.06 -i "$TMP/mix.wai" -f rawvideo -pix_fmt rgb24 - 2>"$TMP/e.err" | sha)
+        [ "$nh" -ge 3 ] && [ "$got" = "$want" ] &&
+            ok "seek into a clip whose model changes ($nh sequence headers): frames 2..4" ||
+            bad "seek into a clip whose model changes: $nh headers, $got, want $want; $(head -c 300 "$TMP/e.err")"
+    else
+        bad "encode a clip whose model changes: $(head -c 300 "$TMP/e.err")"
+    fi
+    # -b:v 400k at 25 fps: 2,000 bytes per frame (the header's change counted in its frame)
+    if $FF -f rawvideo -pix_fmt rgb24 -s "$d3" -r 25 -i "$TMP/$n3.rgb" -c:v libwai -model_dir "$MODELS" \
+           -b:v 400k "$TMP/rb.wai" 2>"$TMP/e.err"; then
+        enc_check "encode -b:v 400k" "$TMP/rb.wai" "$f3" "$w3" "$h3"
+        rbs=$(wc -c <"$TMP/rb.wai")
+        { [ "$rbs" -le $((96 + f3 * 2000)) ] || grep -q "could not meet the target" "$TMP/e.err"; } &&
+            ok "encode -b:v 400k: $rbs bytes for $f3 frames of 2,000" ||
+            bad "encode -b:v 400k: $rbs bytes for $f3 frames of 2,000, target met"
+    else
+        bad "encode -b:v 400k: $(head -c 300 "$TMP/e.err")"
+    fi
+    $FF -i "$TMP/src.png" -c:v libwai -model_dir "$MODELS" -b:v 400k -target_psnr 30 "$TMP/r2.wai" \
+        >/dev/null 2>"$TMP/e.err"; rc=$?
+    clean_fail $rc && grep -q "Set one of -b:v, -target_frame_size and -target_psnr" "$TMP/e.err" &&
+        ok "encode with two targets: an error (rc=$rc)" ||
+        bad "encode with two targets: rc=$rc; $(head -c 300 "$TMP/e.err")"
     # the muxer takes one WAI video stream only (5.1: its init checks; 7.1: lavf's generic
     # check, FF_OFMT_FLAG_ONLY_DEFAULT_CODECS)
     $FF -f rawvideo -pix_fmt rgb24 -s 8x8 -i /dev/zero -frames:v 1 -c:v png -f wai "$TMP/e10.wai" \
@@ -508,7 +573,7 @@ grep -q '^env-check: ' "$TMP/env-check.log" && { [ $rc -eq 0 ] || grep -q '^FAIL
 mkdir -p "$TMP/samples"
 ln -s "$VECTORS" "$TMP/samples/wai"
 if make -C "$FFMPEG_WORK/build" fate-libwai SAMPLES="$TMP/samples" >"$TMP/fate.log" 2>&1; then
-    ok "fate-libwai ($(grep -c '^TEST' "$TMP/fate.log") tests)"
+    ok "fate-libwai ($(grep -c 'TEST ' "$TMP/fate.log") tests)"
 else
     bad "fate-libwai: $(grep -v '^make' "$TMP/fate.log" | tail -n 15)"
 fi
