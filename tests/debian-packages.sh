@@ -142,7 +142,7 @@ clean wai decode "$sample" -o "$tmp/run/pic.png" > /dev/null 2>&1
 expect 0 "wai encode --quality 2 (installed models)" -- clean wai encode -q pic.png -o q2.wai --quality 2
 expect 0 "wai encode --target-size (q2's size)" -- clean wai encode pic.png -o t2.wai --target-size "$(stat -c %s "$tmp/run/q2.wai")"
 check "the same bytes as --quality 2, and it says so" -- sh -c \
-    'cmp -s "$1/q2.wai" "$1/t2.wai" && grep -q "chose quality 2 (1 frame); target met" "$2"' sh "$tmp/run" "$tmp/err"
+    'cmp -s "$1/q2.wai" "$1/t2.wai" && grep -q "chose quality 2 (1 frame) in [0-9]* codings\?; target met" "$2"' sh "$tmp/run" "$tmp/err"
 expect 0 "python3: wai.encode(target_size=) gives the CLI's stream" -- clean python3 -c \
     "import sys, wai; from PIL import Image; import numpy as np; a = np.asarray(Image.open('pic.png').convert('RGB')); st = []; d = wai.encode(a, target_size=int(sys.argv[1]), stats=st); print(d == open('t2.wai', 'rb').read(), st[0]['quality'])" "$(stat -c %s "$tmp/run/q2.wai")"
 check "True, quality 2" -- grep -qx "True 2" "$tmp/out"

@@ -1385,7 +1385,7 @@ static void encode_usage(FILE *f)
         "                     (96 bytes, counted). A target no quality meets is met as closely\n"
         "                     as possible (the smallest frame for a size, the highest quality\n"
         "                     for a PSNR) and reported, not an error. The summary says what was\n"
-        "                     chosen\n"
+        "                     chosen, and in how many codings\n"
         "  --model-dir DIRS   where the model pairs are (':'-separated directories)\n"
         "  --model FILE.whm --analysis FILE.ana   an explicit model pair instead\n"
         "  --list-qualities   print the qualities the model search finds, then exit\n"
@@ -1707,6 +1707,7 @@ bad:
     size_t rgb_cap = 0;
     int out_ok = 0;
     uint32_t chose[WAI_ENCODER_MAX_QUALITY + 1] = { 0 }, missed = 0;
+    uint64_t codings = 0;
     double low_psnr = INFINITY;
     if ((ret = out_open(&out))) goto enc_end;
     for (int k = 0; k < n_in && !ret; k++) {
@@ -1781,6 +1782,7 @@ bad:
             if (wai_encoder_last_frame(e, &fs) == 0) {
                 chose[fs.quality < 0 || fs.quality > WAI_ENCODER_MAX_QUALITY ? 0 : fs.quality]++;
                 missed += !fs.target_met;
+                codings += (uint64_t)fs.candidates;
                 if (fs.psnr >= 0 && fs.psnr < low_psnr) low_psnr = fs.psnr;
             }
             frames++;
@@ -1833,11 +1835,14 @@ enc_end:
             if (chose[q])
                 len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%d (%u frame%s)",
                                         len ? ", " : "", q, chose[q], chose[q] == 1 ? "" : "s");
-        char psnr[64] = "";
+        char psnr[96] = "";
+        size_t pl = 0;
         if (target_psnr > 0 && low_psnr < INFINITY)
-            snprintf(psnr, sizeof(psnr), ", lowest PSNR %.2f dB", low_psnr);
+            pl = (size_t)snprintf(psnr, sizeof(psnr), ", lowest PSNR %.2f dB", low_psnr);
         else if (target_psnr > 0)
-            snprintf(psnr, sizeof(psnr), ", lossless");
+            pl = (size_t)snprintf(psnr, sizeof(psnr), ", lossless");
+        snprintf(psnr + pl, sizeof(psnr) - pl, "%s in %" PRIu64 " coding%s", pl ? "," : "", codings,
+                 codings == 1 ? "" : "s");
         if (missed)
             fprintf(stderr, "wai: %s: chose quality %s%s; %u frame%s cannot meet it (the %s "
                     "taken)\n", target_opt, list, psnr, missed, missed == 1 ? "" : "s",
