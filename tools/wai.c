@@ -1386,6 +1386,8 @@ static void encode_usage(FILE *f)
         "                     as possible (the smallest frame for a size, the highest quality\n"
         "                     for a PSNR) and reported, not an error. The summary says what was\n"
         "                     chosen, and in how many codings\n"
+        );
+    fprintf(f,   /* two strings: C99 compilers need support only 4095 characters in one */
         "  --model-dir DIRS   where the model pairs are (':'-separated directories)\n"
         "  --model FILE.whm --analysis FILE.ana   an explicit model pair instead\n"
         "  --list-qualities   print the qualities the model search finds, then exit\n"
