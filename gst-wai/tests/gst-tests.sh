@@ -421,6 +421,7 @@ mode_encode() {
             fail "the --target-size stream has no second sequence header"
         want=$("$wai" decode "$tmp/sw.wai" --sha256 --model-path "$m" 2> /dev/null)
         check_hash "$tmp/sw.wai" "$want" 96 80 "filesrc ! waidec, the model changing mid-stream" waidec model-path="$m"
+        check_hash "$tmp/sw.wai" "$want" 96 80 "waiparse ! waidec, the model changing mid-stream" waiparse ! waidec model-path="$m"
     else
         fail "videotestsrc ! pngenc failed"
     fi
