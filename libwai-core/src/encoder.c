@@ -1042,9 +1042,9 @@ static uint64_t header_bytes(const WaiEncoder *e)
 
 /* Rate control: the quality meeting the settings' target (see wai/encoder.h). The frame
  * cost (size target) or PSNR (PSNR target) is taken as monotonic in the quality, so a
- * bisection over the available qualities finds the boundary; its first candidate is the
- * previous picture's quality and its second that one's neighbour toward the boundary, so a
- * sequence of like pictures costs two candidates each. Candidates' payloads are kept until
+ * bisection over the available qualities finds the boundary; with a model in force its
+ * first candidate is that model's quality and its second that one's neighbour toward the
+ * boundary, so a sequence of like pictures costs two candidates each. Candidates' payloads are kept until
  * the choice, so the one kept is never coded twice. */
 static int encode_rate(WaiEncoder *e, const uint8_t *rgb, ptrdiff_t stride, uint32_t w,
                        uint32_t h)
@@ -1055,10 +1055,16 @@ static int encode_rate(WaiEncoder *e, const uint8_t *rgb, ptrdiff_t stride, uint
     double ps[WAI_ENCODER_MAX_QUALITY];
     uint64_t cost[WAI_ENCODER_MAX_QUALITY];
     /* by size: [0, lo] meet the target, [hi, n) do not; by PSNR: [0, lo] do not, [hi, n) do */
-    int lo = -1, hi = n, first = e->cur_i >= 0 ? e->cur_i : e->hdr_i, probes = 0, ret = 0;
+    int lo = -1, hi = n, probes = 0, ret = 0;
+    /* with a model in force (a picture before, or the header wai_encoder_header() gave) the
+     * search starts at its quality, then that one's neighbour; with none (the first picture
+     * of a stream whose header comes after it) it bisects from the middle: at most
+     * ceil(log2(n + 1)) codings */
+    const int gallop = e->cur_i >= 0, first = gallop ? e->cur_i : 0;
     while (hi - lo > 1) {
-        const int mid = probes == 0 ? first : probes == 1 ? (lo == first ? lo + 1 : hi - 1)
-                                                          : lo + (hi - lo) / 2;
+        const int mid = gallop && probes == 0   ? first
+                        : gallop && probes == 1 ? (lo == first ? lo + 1 : hi - 1)
+                                                : lo + (hi - lo) / 2;
         WaiEncoder *sub = e->sub[mid];
         sub->msg[0] = 0;
         ret = encode_best(sub, rgb, stride, w, h, &pay[mid], &psz[mid], by_size ? NULL : &ps[mid]);
