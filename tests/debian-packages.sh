@@ -171,6 +171,42 @@ expect 0 "gdk-pixbuf-thumbnailer -s 64 (the thumbnailer entry's command)" -- \
     clean timeout 120 gdk-pixbuf-thumbnailer -s 64 "file://$sample" thumb.png
 check "a 64x43 PNG thumbnail" -- test "$(python3 "$b/gdk-pixbuf-wai/tests/png-size.py" "$tmp/run/thumb.png")" = 64x43
 
+# the damaged set of the loader's test (gdk-pixbuf-wai/tests/pixbuf-tests.sh), from a sample:
+# cuts, one flipped bit in each part, the header alone: each a GError with libwai's message
+# through the installed loader, and an OSError (not "unidentified") through Pillow
+/usr/bin/python3 - "$b/samples/coffee-q1.wai" "$tmp/run" <<'PYEOF'
+import sys
+data = open(sys.argv[1], "rb").read()
+names = []
+for n in (4, 11, 50, 95, 100, len(data) // 2, len(data) - 1):
+    open("%s/dmg-cut-%d.wai" % (sys.argv[2], n), "wb").write(data[:n])
+for off in (5, 14, 60, 93, 97, 110, len(data) // 2, len(data) - 2):
+    d = bytearray(data); d[off] ^= 0x10
+    open("%s/dmg-flip-%d.wai" % (sys.argv[2], off), "wb").write(d)
+open(sys.argv[2] + "/dmg-header-only.wai", "wb").write(data[:96])
+PYEOF
+n_dmg=0; bad_dmg=""
+for f in "$tmp"/run/dmg-*.wai; do
+    n_dmg=$((n_dmg + 1))
+    out=$(clean timeout 60 ./pixbuf-load "$(basename "$f")" 7 2>&1); rc=$?
+    case "$rc:$out" in "1:error: WAI: "*) ;; *) bad_dmg="$bad_dmg $(basename "$f") ($rc: $out)" ;; esac
+done
+check "GdkPixbuf: the damaged set ($n_dmg files) each gives a GError with libwai's message" -- test -z "$bad_dmg"
+[ -z "$bad_dmg" ] || echo "  $bad_dmg"
+expect 0 "python3: Pillow on the damaged set" -- clean python3 -c \
+    "import glob, wai; from PIL import Image, UnidentifiedImageError
+bad = []
+for f in sorted(glob.glob('dmg-*.wai')):
+    try:
+        Image.open(f).load(); bad.append(f + ': no error')
+    except UnidentifiedImageError as e: bad.append(f + ': unidentified')
+    except OSError as e:
+        if not str(e): bad.append(f + ': no message')
+print(len(glob.glob('dmg-*.wai')), bad)"
+check "each an OSError with libwai's message" -- grep -qx "$n_dmg \[\]" "$tmp/out"
+# Eye of GNOME under Xvfb opens the sample through the installed loader and MIME type
+expect 0 "Eye of GNOME under Xvfb shows the sample" -- clean sh "$b/gdk-pixbuf-wai/tests/eog-test.sh" --installed "$b"
+
 # Python (python3-wai): the module finds the installed libwai and models by itself
 expect 0 "python3: wai.decode the sample" -- clean python3 -c \
     "import hashlib, sys, wai; a = wai.decode(open(sys.argv[1], 'rb').read()); print(a.shape, hashlib.sha256(a.tobytes()).hexdigest())" "$sample"

@@ -6,14 +6,22 @@
 # non-black pixels) is compared with `wai decode`'s picture resized to it: the mean absolute
 # difference must be small, and that of the same picture upside down (what a wrong picture
 # gives) large, so the comparison can fail. Exit 77 (skip) only when eog is not installed.
+#   eog-test.sh                  the build tree's loader (WAI_SOURCE_ROOT, WAI_CLI, PIXBUF_*)
+#   eog-test.sh --installed SRC  the installed packages' loader and MIME type, `wai` from PATH
+#                                (tests/debian-packages.sh; SRC: the source tree, for the sample)
 set -u
-src=$WAI_SOURCE_ROOT; wai=$WAI_CLI
+if [ "${1:-}" = --installed ]; then
+    src=$2; wai=wai; installed=1
+else
+    src=$WAI_SOURCE_ROOT; wai=$WAI_CLI; installed=0
+fi
 command -v eog > /dev/null || { echo "SKIP: eog not installed"; exit 77; }
 for t in xvfb-run gst-launch-1.0; do
     command -v $t > /dev/null || { echo "FAIL $t not installed"; exit 1; }
 done
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-. "$src/gdk-pixbuf-wai/tests/scratch-env.sh"   # the MIME type and the loader, in $tmp
+[ $installed = 1 ] || . "$src/gdk-pixbuf-wai/tests/scratch-env.sh"   # the MIME type and the loader, in $tmp
+mkdir -p "$tmp/home"
 sample=$src/samples/coffee-q5.wai
 "$wai" decode "$sample" -o "$tmp/decoded.png" > /dev/null || { echo "FAIL wai decode"; exit 1; }
 
