@@ -1037,7 +1037,7 @@ static int keep_frame(WaiEncoder *e, int qi, const uint8_t *p, size_t ps, uint32
 /* Bytes of the sequence header unit of encoder e's model. */
 static uint64_t header_bytes(const WaiEncoder *e)
 {
-    return 96 + (uint64_t)e->whm_size;
+    return WAI_SEQHDR_FIXED + (uint64_t)e->whm_size;
 }
 
 /* Rate control: the quality meeting the settings' target (see wai/encoder.h). The frame
