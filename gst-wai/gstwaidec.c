@@ -102,6 +102,7 @@ gst_wai_dec_kernels_get_type (void)
     {WAI_KERNELS_AVX512, "x86 AVX-512", "avx512"},
     {WAI_KERNELS_NEON, "Arm NEON", "neon"},
     {WAI_KERNELS_AVX512VNNI, "x86 AVX-512 with VNNI", "avx512vnni"},
+    {WAI_KERNELS_SIMD128, "WebAssembly SIMD128", "simd128"},
     {0, NULL, NULL},
   };
 

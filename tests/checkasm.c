@@ -682,7 +682,7 @@ int main(int argc, char **argv)
 
     wai_dsp_init_ref(&ref);
     static const WaiKernels ks[] = { WAI_KERNELS_C, WAI_KERNELS_AVX2, WAI_KERNELS_AVX512,
-                                     WAI_KERNELS_AVX512VNNI, WAI_KERNELS_NEON };
+                                     WAI_KERNELS_AVX512VNNI, WAI_KERNELS_NEON, WAI_KERNELS_SIMD128 };
     for (size_t k = 0; k < sizeof(ks) / sizeof(ks[0]); k++) {
         Set *s = &sets[n_sets];
         s->k = ks[k];

@@ -25,6 +25,11 @@ if [ "${WAI_SKIP_CROSS:-0}" != 1 ]; then
         dpkg --print-foreign-architectures | grep -qx "$a" || $SUDO dpkg --add-architecture "$a"
     done
 fi
+# The browser stage (tests/web.sh; WAI_SKIP_WEB=1 skips both): Debian's emscripten builds
+# libwai to WebAssembly, Node runs its kernel tests, headless Chromium the viewer page.
+if [ "${WAI_SKIP_WEB:-0}" != 1 ]; then
+    pkgs="$pkgs emscripten nodejs chromium"
+fi
 # The Debian packaging stage (tests/debian-packages.sh; WAI_SKIP_DEBIAN=1 skips both): the
 # packaging tools; debian/control's Build-Depends are all in the list above.
 if [ "${WAI_SKIP_DEBIAN:-0}" != 1 ]; then

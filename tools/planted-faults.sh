@@ -50,6 +50,17 @@ for name in "${names[@]}"; do
             fi
             meson configure "$adir" -Dplanted_fault= > /dev/null
             continue ;;
+        tests/web.sh)
+            # a fault in the WebAssembly set: a wasm build with the fault, checkasm under Node
+            if ! command -v emcc > /dev/null || ! command -v node > /dev/null; then
+                echo "SKIP $name: needs emscripten and node (tools/install-deps.sh)"; skipped=$((skipped + 1)); continue
+            fi
+            if tests/web.sh --planted "$name" > "$bdir/planted-$name-test.log" 2>&1; then
+                echo "PASS $name: caught by checkasm under Node (simd128)"; caught=$((caught + 1))
+            else
+                echo "FAIL $name: NOT caught (see $bdir/planted-$name-test.log)"; missed=$((missed + 1))
+            fi
+            continue ;;
         tools/cross-check.sh)
             # a fault in a set x86-64 does not build (NEON): an aarch64 cross build with the
             # fault, checkasm under qemu (about 40 s; WAI_SKIP_CROSS=1 skips it)

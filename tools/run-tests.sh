@@ -8,6 +8,9 @@
 #   4. libFuzzer targets for a bounded time each  (WAI_FUZZ_SECONDS, default 30; WAI_FUZZ_SEED, default 1;
 #      FFmpeg's fuzzers of both series, skipped as in 3.)
 #   5. cross builds under qemu: aarch64 (NEON) and i386, bounded  (WAI_SKIP_CROSS=1 skips)
+#   5b. the browser decoder: libwai in WebAssembly (kernel tests and vectors under Node), the
+#      viewer page in headless Chromium (vectors, corpus, samples, damaged streams)
+#                                                                 (WAI_SKIP_WEB=1 skips)
 #   6. planted faults: each must be caught by its test            (WAI_SKIP_PLANTED=1 skips)
 #   7. Debian packages: build, lintian, install, check, purge      (WAI_SKIP_DEBIAN=1 skips)
 # Ends with the line "tests: N passed, M failed" and exits non-zero on any failure.
@@ -114,6 +117,9 @@ WAI_FUZZ_SEED=${WAI_FUZZ_SEED:-1} run_counted "fuzz" test-logs/fuzz.log tools/fu
 
 # 5. cross builds (tools/cross-check.sh: vectors under every kernel set, checkasm, unit tests)
 [ "${WAI_SKIP_CROSS:-0}" = 1 ] || run_counted "cross (qemu)" test-logs/cross.log tools/cross-check.sh
+
+# 5b. the browser decoder (tests/web.sh: WebAssembly with emscripten, Node, headless Chromium)
+[ "${WAI_SKIP_WEB:-0}" = 1 ] || run_counted "web (wasm, chromium)" test-logs/web.log tests/web.sh
 
 # 6. planted faults
 [ "${WAI_SKIP_PLANTED:-0}" = 1 ] || run_counted "planted faults" test-logs/planted.log tools/planted-faults.sh

@@ -135,7 +135,7 @@ static int common_option(int argc, char **argv, int *i, WaiSettings *s)
     uint64_t u;
     if ((v = opt_value(argc, argv, i, "--kernels", &missing))) {
         if (wai_kernels_from_name(v, &s->kernels) < 0) {
-            errmsg(NULL, "unknown kernel set '%s' (auto, reference, c, avx2, avx512, avx512vnni, neon)", v);
+            errmsg(NULL, "unknown kernel set '%s' (auto, reference, c, avx2, avx512, avx512vnni, neon, simd128)", v);
             return -1;
         }
         return 1;

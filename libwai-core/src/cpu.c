@@ -36,6 +36,12 @@ unsigned wai_cpu_flags(void)
 
 unsigned wai_cpu_flags(void) { return WAI_CPU_NEON; }
 
+#elif defined(__wasm__) && WAI_HAVE_FAST_SIMD128
+
+/* The SIMD128 set is compiled into the module, and an engine without SIMD128 refuses the
+ * whole module: if this code runs, the engine has it. */
+unsigned wai_cpu_flags(void) { return WAI_CPU_SIMD128; }
+
 #else
 
 unsigned wai_cpu_flags(void) { return 0; }

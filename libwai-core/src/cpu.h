@@ -7,6 +7,7 @@ enum {
     WAI_CPU_AVX512 = 1 << 1,    /* AVX-512 F/DQ/BW/VL, and the OS saves ZMM state */
     WAI_CPU_AVX512VNNI = 1 << 2,
     WAI_CPU_NEON = 1 << 3,      /* aarch64: baseline */
+    WAI_CPU_SIMD128 = 1 << 4,   /* WebAssembly built with SIMD128 (a module validates only where the engine has it) */
 };
 
 unsigned wai_cpu_flags(void);

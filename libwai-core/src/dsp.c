@@ -24,6 +24,9 @@ static const FastSet fast_sets[] = {
 #if WAI_HAVE_FAST_NEON
     { WAI_KERNELS_NEON, WAI_CPU_NEON, wai_dsp_init_neon },
 #endif
+#if WAI_HAVE_FAST_SIMD128
+    { WAI_KERNELS_SIMD128, WAI_CPU_SIMD128, wai_dsp_init_simd128 },
+#endif
     { WAI_KERNELS_REFERENCE, 0, NULL }, /* keeps the array non-empty; never matched below */
 };
 
@@ -49,6 +52,7 @@ int wai_dsp_init(WaiDsp *dsp, WaiKernels k)
     case WAI_KERNELS_AVX512:
     case WAI_KERNELS_AVX512VNNI:
     case WAI_KERNELS_NEON:
+    case WAI_KERNELS_SIMD128:
         /* a set this build lacks, or this CPU cannot run: unsupported, not invalid */
         for (size_t i = 0; i < n_fast; i++) {
             if (fast_sets[i].kernels != k) continue;

@@ -9,5 +9,6 @@ void wai_dsp_init_avx2(WaiDsp *dsp);
 void wai_dsp_init_avx512(WaiDsp *dsp);
 void wai_dsp_init_avx512vnni(WaiDsp *dsp);
 void wai_dsp_init_neon(WaiDsp *dsp);
+void wai_dsp_init_simd128(WaiDsp *dsp);
 
 #endif
