@@ -36,10 +36,12 @@ fetch_source() { # $1 = source package, $2 = the -dev package whose version come
             $SUDO tee /etc/apt/sources.list.d/debian-src.sources >/dev/null
         $SUDO apt-get update -q >/dev/null
     fi
-    # the installed -dev package's version first (the code the native build links), then
-    # every other version apt knows, newest first (a security update's source may be gone)
+    # the installed -dev package's version first (the code the native build links), then the
+    # other Debian revisions of its upstream version, then every other version apt knows,
+    # newest first (a security update's source may be gone from the archive)
     want=$(dpkg-query -W -f '${source:Version}\n' "$dev" 2>/dev/null | head -n 1 || true)
     all=$(apt-cache showsrc "$pkg" | sed -n 's/^Version: *//p' | sort -u | sort -rV)
+    [ -n "$want" ] && all="$(echo "$all" | grep -F -- "${want%-*}-" || true) $all"
     rm -rf "$DEPS/fetch-$pkg"
     mkdir -p "$DEPS/fetch-$pkg"
     for v in $want $all; do
