@@ -186,12 +186,21 @@ print("ok " + e if isinstance(e, str) and e and re.search(sys.argv[2], e) else "
     esac
 }
 
-if [ "${1:-}" = --screenshot ]; then
-    out=${2:?usage: tests/web.sh --screenshot FILE}
+# the viewer with a picture beside its source: the evaluation crop of the coffee sample (a PNG),
+# coded at quality 5 here by the native CLI (the float encoder: this machine's bytes)
+shot_page() {
+    local cli
+    for cli in "$ROOT/build-test/tools/wai" "$ROOT/build/tools/wai"; do [ -x "$cli" ] && break; done
+    "$cli" encode samples/eval/coffee.png -o "$site/t/samples/coffee-eval-q5.wai" --quality 5 \
+        --model-dir models > /dev/null 2>&1
     timeout 120 "$CHROMIUM" --headless --no-sandbox --disable-gpu --no-first-run --hide-scrollbars \
-        --user-data-dir="$tmp/profile-shot" --window-size=1280,800 --screenshot="$out" \
-        "$base/index.html?src=t/samples/coffee-q5.wai&compare=t/samples/coffee.png" > /dev/null 2>&1
-    [ -s "$out" ] && echo "wrote $out" || { echo "no screenshot"; exit 1; }
+        --user-data-dir="$tmp/profile-shot" --window-size=1280,800 --screenshot="$shot" \
+        "$base/index.html?src=t/samples/coffee-eval-q5.wai&compare=t/samples/coffee.png" > /dev/null 2>&1
+}
+if [ "${1:-}" = --screenshot ]; then
+    shot=${2:?usage: tests/web.sh --screenshot FILE}
+    shot_page
+    [ -s "$shot" ] && echo "wrote $shot" || { echo "no screenshot"; exit 1; }
     exit 0
 fi
 
@@ -232,9 +241,7 @@ check_decode kernels-ref "vectors/v09-video-3x64x48.wai (kernels=reference)" \
 # --- 5. screenshot ----------------------------------------------------------------------------
 shot=$logs/web-viewer.png
 rm -f "$shot"
-timeout 120 "$CHROMIUM" --headless --no-sandbox --disable-gpu --no-first-run --hide-scrollbars \
-    --user-data-dir="$tmp/profile-shot" --window-size=1280,800 --screenshot="$shot" \
-    "$base/index.html?src=t/samples/coffee-q5.wai&compare=t/samples/coffee.png" > /dev/null 2>&1
+shot_page
 r=$(/usr/bin/python3 -c '
 import sys
 from PIL import Image
