@@ -263,18 +263,20 @@ async function openWai(name, getBytes) {
   renderAll();
 }
 
+/** fetch(src) relative to the page; failures as Errors that name src. */
+async function fetchOk(src) {
+  let res;
+  try {
+    res = await fetch(new URL(src, location.href).href);
+  } catch (err) {
+    throw new Error(`${src}: ${errorMessage(err)}`);
+  }
+  if (!res.ok) throw new Error(`${src}: HTTP ${res.status}`);
+  return res;
+}
+
 function openWaiUrl(src) {
-  const url = new URL(src, location.href).href;
-  return openWai(baseName(src), async () => {
-    let res;
-    try {
-      res = await fetch(url);
-    } catch (err) {
-      throw new Error(`${src}: ${errorMessage(err)}`);
-    }
-    if (!res.ok) throw new Error(`${src}: HTTP ${res.status}`);
-    return res.arrayBuffer();
-  });
+  return openWai(baseName(src), async () => (await fetchOk(src)).arrayBuffer());
 }
 
 function openWaiFile(file) {
@@ -318,17 +320,7 @@ async function openCompare(name, getBlob) {
 }
 
 function openCompareUrl(src) {
-  const url = new URL(src, location.href).href;
-  return openCompare(baseName(src), async () => {
-    let res;
-    try {
-      res = await fetch(url);
-    } catch (err) {
-      throw new Error(`${src}: ${errorMessage(err)}`);
-    }
-    if (!res.ok) throw new Error(`${src}: HTTP ${res.status}`);
-    return res.blob();
-  });
+  return openCompare(baseName(src), async () => (await fetchOk(src)).blob());
 }
 
 function openCompareFile(file) {
