@@ -26,15 +26,9 @@ NODE="node --no-experimental-fetch"
 if [ "${1:-}" = --planted ]; then
     name=${2:?usage: tests/web.sh --planted NAME}
     dir=$ROOT/build-web-planted
-    # the sources and the normal build's setup, then the fault
-    WAI_WEB_BUILD=$ROOT/build-web tools/build-web.sh "$dir-site" > "$logs/web-planted-$name.log" 2>&1 ||
-        { tail -5 "$logs/web-planted-$name.log"; echo "FAIL $name: the normal wasm build fails"; exit 2; }
-    if [ ! -f "$dir/build.ninja" ]; then
-        meson setup --cross-file tools/cross/wasm32-emscripten.txt -Dbuildtype=release \
-            -Dweb_deps="${WAI_EXT_BUILD:-$ROOT/build-ext}/web-deps" -Dvulkan=disabled \
-            -Dgstreamer=disabled -Dgdk_pixbuf=disabled "$dir" >> "$logs/web-planted-$name.log" 2>&1 ||
-            { echo "FAIL $name: cannot configure"; exit 2; }
-    fi
+    # a build directory of its own, set up (sources, options) by tools/build-web.sh, then the fault
+    WAI_WEB_BUILD=$dir tools/build-web.sh "$dir-site" > "$logs/web-planted-$name.log" 2>&1 ||
+        { tail -5 "$logs/web-planted-$name.log"; echo "FAIL $name: the wasm build fails"; exit 2; }
     meson configure "$dir" -Dplanted_fault="$name" > /dev/null || exit 2
     NODE_PATH=/usr/share/nodejs ninja -C "$dir" web/checkasm.js >> "$logs/web-planted-$name.log" 2>&1 ||
         { echo "FAIL $name: does not build"; exit 2; }
