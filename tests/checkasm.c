@@ -9,6 +9,7 @@
  *   checkasm [--seed N] [--iters N] [--bench] [--set NAME]
  */
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -508,6 +509,98 @@ static void check_graph(const Set *s, Stat *st)
     }
 }
 
+/* ---- the encoder's float sums (ana_conv): the same floats as wai_ana_conv_ref ---- */
+
+/* A random float of one of the ranges: small, typical, large, mixed magnitudes (where the
+ * order of additions decides the rounding), or an exact zero of either sign. */
+static float rand_f(int mode)
+{
+    const double u = (double)rr(-1000000, 1000000) / 1000000.0;
+    switch (mode) {
+    case 0: return (float)(u * 1e-3);
+    case 1: return (float)u;
+    case 2: return (float)(u * 3e4);
+    case 3: return (float)(u * pow(10.0, (double)rr(-6, 6)));
+    default: return rr(0, 3) ? (float)u : (rr(0, 1) ? 0.0f : -0.0f);
+    }
+}
+
+typedef struct AnaCase {
+    WaiAnaConv a;
+    float *in, *w, *bias, *out;
+    ptrdiff_t toff[225];
+    int widx[225];
+    size_t n_in, n_out;
+} AnaCase;
+
+static void make_ana(AnaCase *c, int mode)
+{
+    memset(c, 0, sizeof(*c));
+    WaiAnaConv *a = &c->a;
+    a->cin = (int)rr(1, 70);
+    const int k = (int)rr(1, 15);
+    a->kk = k * k;
+    a->ntaps = (int)rr(1, a->kk);
+    a->no = (int)rr(1, 70);
+    a->nx = (int)rr(1, 200);
+    const ptrdiff_t span = (ptrdiff_t)rr(0, 300); /* offsets of the taps within a channel */
+    for (int t = 0; t < a->ntaps; t++) {
+        c->toff[t] = (ptrdiff_t)rr(0, span);
+        c->widx[t] = (int)rr(0, a->kk - 1);
+    }
+    a->cstride = (size_t)(span + a->nx + rr(0, 50));
+    c->n_in = (size_t)a->cin * a->cstride + WAI_ANA_SLACK;
+    a->wstride = (size_t)a->no + WAI_ANA_NO_MAX + (size_t)rr(0, 9);
+    const size_t nw = (size_t)a->cin * a->kk * a->wstride;
+    a->ostride = (size_t)a->nx + (size_t)rr(0, 20);
+    c->n_out = (size_t)(a->no + 1) * a->ostride;
+    c->in = malloc(c->n_in * sizeof(float));
+    c->w = malloc(nw * sizeof(float));
+    c->bias = malloc(((size_t)a->no + WAI_ANA_NO_MAX) * sizeof(float));
+    c->out = malloc(c->n_out * sizeof(float));
+    for (size_t e = 0; e < c->n_in; e++) c->in[e] = rand_f(mode);
+    for (size_t e = 0; e < nw; e++) c->w[e] = rand_f(mode == 2 ? 1 : mode);
+    for (int n = 0; n < a->no + WAI_ANA_NO_MAX; n++) c->bias[n] = rand_f(mode);
+    a->in = c->in;
+    a->toff = c->toff;
+    a->widx = c->widx;
+    a->w = c->w;
+    a->bias = c->bias;
+}
+
+static void ana_free(AnaCase *c)
+{
+    free(c->in); free(c->w); free(c->bias); free(c->out);
+}
+
+/* The set's kernel gives the reference's floats bit for bit, and writes only the no x nx
+ * elements (a sentinel elsewhere, including one row past no). */
+static void check_ana(const Set *s, const AnaCase *c, Stat *st)
+{
+    static const uint32_t sent = 0x7FC5A5A5u; /* a NaN no kernel computes */
+    float *want = malloc(c->n_out * sizeof(float));
+    for (int pass = 0; pass < 2; pass++) {
+        float *o = pass ? c->out : want;
+        for (size_t e = 0; e < c->n_out; e++) memcpy(&o[e], &sent, 4);
+        WaiAnaConv a = c->a;
+        a.out = o;
+        if (pass) s->dsp.ana_conv(&a);
+        else wai_ana_conv_ref(&a);
+    }
+    st->cases++;
+    if (memcmp(want, c->out, c->n_out * sizeof(float))) {
+        st->fails++;
+        size_t e = 0;
+        while (!memcmp(&want[e], &c->out[e], 4)) e++;
+        CHECK(!"ana_conv differs from the reference");
+        fprintf(stderr, "  %s ana_conv: cin %d taps %d no %d nx %d ostride %zu: element %zu "
+                "(channel %zu, x %zu) %a, reference %a\n", s->name, c->a.cin, c->a.ntaps,
+                c->a.no, c->a.nx, c->a.ostride, e, e / c->a.ostride, e % c->a.ostride,
+                (double)c->out[e], (double)want[e]);
+    }
+    free(want);
+}
+
 static void report(const char *set, const char *kernel, const Stat *st)
 {
     printf("  %-10s %-8s %4d cases  %s\n", set, kernel, st->cases, st->fails ? "FAILED" : "ok");
@@ -551,12 +644,20 @@ static void run_checks(int iters)
             case_free(&c);
         }
         for (int it = 0; it < 3; it++) check_graph(s, &sgr);
+        Stat sa = { 0, 0 };
+        for (int it = 0; it < iters; it++) {
+            AnaCase c;
+            make_ana(&c, it % 5);
+            check_ana(s, &c, &sa);
+            ana_free(&c);
+        }
         report(s->name, "conv", &sc);
         report(s->name, "convt", &st);
         report(s->name, "igdn", &sg);
         report(s->name, "bound", &sb);
         report(s->name, "chunk", &sch);
         report(s->name, "graph", &sgr);
+        report(s->name, "ana", &sa);
     }
 }
 
@@ -629,6 +730,59 @@ static void fill_conv(Case *c, int type, int cin, int cout, int k, int s, int pa
     for (size_t e = 0; e < nin; e++) c->in[e] = (int32_t)rr(-(1 << 14), 1 << 14);
 }
 
+/* The encoder's float conv as g_a's second layer calls it: 64 -> 64 channels, 25 taps, a
+ * 1,000-column row of a stride-2 layer, 64 rows. */
+static void bench_ana(int reps)
+{
+    AnaCase c;
+    memset(&c, 0, sizeof(c));
+    WaiAnaConv *a = &c.a;
+    a->cin = 64, a->kk = 25, a->ntaps = 25, a->no = 64, a->nx = 1000;
+    const size_t prow = 2 * 1008;
+    for (int t = 0; t < 25; t++) {
+        c.widx[t] = t;
+        c.toff[t] = (ptrdiff_t)((t / 5) * prow + (t % 5 % 2) * 1008 + (t % 5) / 2);
+    }
+    a->cstride = 5 * prow;
+    a->wstride = 64 + WAI_ANA_NO_MAX;
+    a->ostride = 1000;
+    c.n_in = 64 * a->cstride + WAI_ANA_SLACK;
+    c.in = malloc(c.n_in * sizeof(float));
+    c.w = malloc((size_t)64 * 25 * a->wstride * sizeof(float));
+    c.bias = malloc((size_t)a->wstride * sizeof(float));
+    c.out = malloc((size_t)64 * 1000 * sizeof(float));
+    float *want = malloc((size_t)64 * 1000 * sizeof(float));
+    for (size_t e = 0; e < c.n_in; e++) c.in[e] = rand_f(1);
+    for (size_t e = 0; e < (size_t)64 * 25 * a->wstride; e++) c.w[e] = rand_f(1);
+    for (size_t e = 0; e < a->wstride; e++) c.bias[e] = rand_f(1);
+    a->in = c.in, a->toff = c.toff, a->widx = c.widx, a->w = c.w, a->bias = c.bias;
+    const double macs = 64.0 * 64 * 25 * 1000 * 64;
+    double t[16][32];
+    const int ns = n_sets + 1 < 16 ? n_sets + 1 : 16;
+    for (int r = 0; r < reps; r++)
+        for (int k = 0; k < ns; k++) {
+            const int si = (k + r) % ns;
+            const double t0 = now();
+            for (int row = 0; row < 64; row++) {
+                a->out = si == 0 ? want : c.out;
+                if (si == 0) wai_ana_conv_ref(a);
+                else sets[si - 1].dsp.ana_conv(a);
+            }
+            t[si][r] = now() - t0;
+            if (si && r + k >= 1) CHECK(!memcmp(c.out, want, (size_t)64 * 1000 * sizeof(float)));
+        }
+    printf("ana conv (float) 64->64, 25 taps, 64 rows of 1000, 1 thread (%.2f GMAC)\n", macs * 1e-9);
+    for (int si = 0; si < ns; si++) {
+        qsort(t[si], (size_t)reps, sizeof(double), cmp_double);
+        const double med = t[si][reps / 2];
+        printf("  %-10s median %8.2f ms  (min %8.2f, max %8.2f)  %6.2f GMAC/s\n",
+               si == 0 ? "reference" : sets[si - 1].name, med * 1e3, t[si][0] * 1e3,
+               t[si][reps - 1] * 1e3, macs / med * 1e-9);
+    }
+    free(want);
+    ana_free(&c);
+}
+
 static void run_bench(int reps)
 {
     Case c;
@@ -655,6 +809,7 @@ static void run_bench(int reps)
     for (size_t e = 0; e < (size_t)192 * 64 * 128; e++) c.in[e] = (int32_t)rr(-(1 << 15), 1 << 15);
     bench_case("igdn 192 ch, 64x128, 1 thread", &c, 192.0 * 192 * 64 * 128, reps);
     case_free(&c);
+    bench_ana(reps);
 }
 
 int main(int argc, char **argv)

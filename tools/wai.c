@@ -1405,6 +1405,9 @@ static void encode_usage(FILE *f)
         "                     (0: one pass, faster)\n"
         "  --stripe-rows N    picture rows the analysis works on at a time (rounded to whole\n"
         "                     latent rows; 0 = automatic, default): the same stream for any N\n"
+        "  --kernels NAME     kernel set of the analysis and the decoding side: auto\n"
+        "                     (default), reference, c, avx2, avx512, avx512vnni or neon;\n"
+        "                     every set gives the same stream\n"
         "  --progress         a progress line per frame (frame i/n, bytes, bpp) on stderr;\n"
         "                     the default when stderr is a terminal (updated in place there)\n"
         "  -q, --quiet        no progress and no summary line\n"
@@ -1581,6 +1584,8 @@ static int cmd_encode(int argc, char **argv)
         } else if ((v = opt_value(argc, argv, &i, "--stripe-rows", &missing))) {
             if (parse_u64(v, &u, 0) || u > (1u << 24)) goto bad;
             s.stripe_rows = (int)u;
+        } else if ((v = opt_value(argc, argv, &i, "--kernels", &missing))) {
+            if (wai_kernels_from_name(v, &s.kernels) < 0) goto bad;
         } else if ((v = opt_value(argc, argv, &i, "--matrix", &missing))) {
             if (!strcmp(v, "bt601")) { kr = 0.299; kb = 0.114; }
             else if (!strcmp(v, "bt709")) { kr = 0.2126; kb = 0.0722; }

@@ -5,6 +5,31 @@
 
 #include "model.h"
 
+/* One call of the encoder's float analysis kernel (ana_conv below): for output channels
+ * n < no and columns x < nx,
+ *     out[n * ostride + x] = bias[n], then for i < cin, then for t < ntaps, in that order:
+ *     out[...] = out[...] + w[((size_t)i * kk + widx[t]) * wstride + n] * in[i * cstride + toff[t] + x]
+ * one float multiply and one float add per term, rounded each (no fused multiply-add), so
+ * every element is the same float whichever kernel set, split or vector width computes it.
+ * A kernel may read up to WAI_ANA_SLACK floats past in's last element read and weights and
+ * biases up to WAI_ANA_NO_MAX channels past no (the encoder pads them), and writes nothing
+ * but out's no x nx elements. */
+#define WAI_ANA_SLACK 64
+#define WAI_ANA_NO_MAX 32
+typedef struct WaiAnaConv {
+    const float *in;
+    size_t cstride;
+    int cin, ntaps, kk;
+    const ptrdiff_t *toff;  /* [ntaps] */
+    const int *widx;        /* [ntaps], each < kk */
+    const float *w;         /* at the first output channel */
+    size_t wstride;
+    const float *bias;      /* [no + WAI_ANA_NO_MAX] */
+    int no, nx;
+    float *out;
+    size_t ostride;
+} WaiAnaConv;
+
 /* Every tensor is planar int32 [c][h][w], contiguous. Kernels compute output rows
  * [oy0, oy1) of every output channel; a thread pool splits work by row ranges. */
 typedef struct WaiDsp {
@@ -16,6 +41,10 @@ typedef struct WaiDsp {
     void (*igdn)(const WaiLayer *l, int32_t *x, int h, int w, int y0, int y1);
     /* in place over n elements */
     void (*lrelu)(int32_t *x, size_t n, int32_t slope_q16);
+    /* The encoder's float conv and GDN sums (WaiAnaConv; not normative: the encoder's
+     * stream is not specified, but it is the same for every set, thread count and stripe
+     * height). Every table has one; the reference's is wai_ana_conv_ref. */
+    void (*ana_conv)(const WaiAnaConv *a);
 
     /* Optional per-layer preparation (packed weights) shared by the row bands of one layer
      * run: wai_run_layers() calls prep_layer(l) once before a layer's bands and hands the
@@ -55,6 +84,7 @@ typedef struct WaiDsp {
 } WaiDsp;
 
 void wai_dsp_init_ref(WaiDsp *dsp);
+void wai_ana_conv_ref(const WaiAnaConv *a);
 
 /* Select a table for a kernel set; REFERENCE and any set the CPU lacks fall back as
  * documented. Returns WAI_ERR_UNSUPPORTED if an explicit set is not available here. */

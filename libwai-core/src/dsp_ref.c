@@ -235,8 +235,28 @@ static void lrelu_ref(int32_t *x, size_t n, int32_t slope_q16)
         }
 }
 
+/* The encoder's float sums (dsp.h, WaiAnaConv), element by element in the stated order. */
+void wai_ana_conv_ref(const WaiAnaConv *a)
+{
+#ifdef __clang__
+#pragma STDC FP_CONTRACT OFF
+#endif
+    for (int n = 0; n < a->no; n++)
+        for (int x = 0; x < a->nx; x++) {
+            float acc = a->bias[n];
+            for (int i = 0; i < a->cin; i++)
+                for (int t = 0; t < a->ntaps; t++) {
+                    const float p = a->w[((size_t)i * a->kk + a->widx[t]) * a->wstride + n] *
+                                    a->in[(size_t)i * a->cstride + a->toff[t] + x];
+                    acc = acc + p;
+                }
+            a->out[(size_t)n * a->ostride + x] = acc;
+        }
+}
+
 void wai_dsp_init_ref(WaiDsp *dsp)
 {
     /* a whole assignment: no backend, no stale pointer from a stack-allocated table */
-    *dsp = (WaiDsp){ .conv = conv_ref, .convt = convt_ref, .igdn = igdn_ref, .lrelu = lrelu_ref };
+    *dsp = (WaiDsp){ .conv = conv_ref, .convt = convt_ref, .igdn = igdn_ref, .lrelu = lrelu_ref,
+                     .ana_conv = wai_ana_conv_ref };
 }

@@ -25,6 +25,7 @@
  * preparation (another layer's, another set's, or none) packs them itself. */
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "dsp.h"
 
@@ -561,8 +562,83 @@ static void igdn_k(const WaiLayer *l, int32_t *x, int h, int w, int y0, int y1)
     if (igdn_fast(l, x, h, w, y0, y1) < 0) ref_table().igdn(l, x, h, w, y0, y1);
 }
 
+/* The encoder's float sums (dsp.h, WaiAnaConv): a register tile of ANA_NO output channels x
+ * ANA_MV vectors of columns, over which each term is one multiply and one add per element in
+ * the stated order, as wai_ana_conv_ref does: the same floats. Contraction into fused
+ * multiply-adds (this file's -ffp-contract=fast) would change them: it is off here. */
+#define ANA_FL (VLEN * 2) /* floats per vector */
+#ifndef ANA_NO
+#define ANA_NO 4
+#endif
+#ifndef ANA_MV
+#define ANA_MV 3
+#endif
+typedef float vfl __attribute__((vector_size(ANA_FL * 4)));
+#if defined(__FLT_EVAL_METHOD__) && __FLT_EVAL_METHOD__ == 2 /* as SPLAT above */
+#define ANA_SPLAT(v, x) vfl v; for (int e_ = 0; e_ < ANA_FL; e_++) v[e_] = (x)
+#else
+#define ANA_SPLAT(v, x) const float v = (x)
+#endif
+
+#if defined(WAI_PLANTED_FAULT_ANA_FUSED)
+/* planted: contraction left on (fused multiply-adds where the set has them) */
+#elif defined(__clang__)
+#pragma clang fp contract(off)
+#elif defined(__GNUC__)
+#pragma GCC push_options
+#pragma GCC optimize("fp-contract=off")
+#endif
+static void ana_conv_k(const WaiAnaConv *a)
+{
+    const int span = ANA_MV * ANA_FL;
+    for (int x0 = 0; x0 < a->nx; x0 += span) {
+        const int nv = imin(span, a->nx - x0);
+        for (int o = 0; o < a->no; o += ANA_NO) {
+            vfl acc[ANA_NO][ANA_MV];
+            UNROLL for (int n = 0; n < ANA_NO; n++) {
+                const float b = a->bias[o + n]; /* padded past no (dsp.h) */
+                UNROLL for (int m = 0; m < ANA_MV; m++)
+                    UNROLL for (int e = 0; e < ANA_FL; e++) acc[n][m][e] = b;
+            }
+            for (int i = 0; i < a->cin; i++) {
+                const float *ib = a->in + (size_t)i * a->cstride + x0;
+                const float *wi = a->w + (size_t)i * a->kk * a->wstride + o;
+                for (int t = 0; t < a->ntaps; t++) {
+                    const float *xp = ib + a->toff[t];
+                    const float *wt = wi + (size_t)a->widx[t] * a->wstride;
+                    vfl xv[ANA_MV];
+                    UNROLL for (int m = 0; m < ANA_MV; m++)
+                        memcpy(&xv[m], xp + m * ANA_FL, sizeof(vfl));
+                    UNROLL for (int n = 0; n < ANA_NO; n++) {
+                        ANA_SPLAT(wn, wt[n]);
+                        UNROLL for (int m = 0; m < ANA_MV; m++) {
+                            const vfl p = wn * xv[m];
+                            acc[n][m] = acc[n][m] + p;
+                        }
+                    }
+                }
+            }
+            const int nn = imin(ANA_NO, a->no - o);
+            for (int n = 0; n < nn; n++) {
+                float *op = a->out + (size_t)(o + n) * a->ostride + x0;
+                if (nv == span)
+                    memcpy(op, acc[n], sizeof(acc[n]));
+                else
+                    memcpy(op, acc[n], (size_t)nv * sizeof(float));
+            }
+        }
+    }
+}
+#if defined(WAI_PLANTED_FAULT_ANA_FUSED)
+#elif defined(__clang__)
+#pragma clang fp contract(fast)
+#elif defined(__GNUC__)
+#pragma GCC pop_options
+#endif
+
 void INIT_FN(WaiDsp *dsp)
 {
+    dsp->ana_conv = ana_conv_k;
     dsp->conv = conv_k;
     dsp->convt = convt_k;
     dsp->igdn = igdn_k;

@@ -35,6 +35,9 @@ typedef struct AnaLayer {
     float *w, *b;         /* conv: [cout][cin][k][k], [cout] */
     float slope;          /* leaky ReLU */
     float *beta, *gamma;  /* GDN: [C], [C][C] (effective values) */
+    /* for the kernels (WaiAnaConv), WAI_ANA_NO_MAX zero channels after cout: conv weights
+     * [cin][k][k][cout + pad] and bias; GDN gamma transposed [C][C + pad] and beta */
+    float *wt, *bt;
 } AnaLayer;
 
 struct WaiEncoder {
@@ -89,6 +92,8 @@ static void free_layers(AnaLayer *l, uint32_t n)
         free(l[i].b);
         free(l[i].beta);
         free(l[i].gamma);
+        free(l[i].wt);
+        free(l[i].bt);
     }
     free(l);
 }
@@ -127,6 +132,16 @@ static int parse_layer(WaiReader *r, AnaLayer *l, int *ch)
         if (!l->w) return r->err ? WAI_ERR_MODEL_INVALID : WAI_ERR_NOMEM;
         l->b = read_floats(r, cout);
         if (!l->b) return r->err ? WAI_ERR_MODEL_INVALID : WAI_ERR_NOMEM;
+        const size_t cw = cout + WAI_ANA_NO_MAX, kk = (size_t)(kh * kh);
+        l->wt = calloc(cin * kk * cw, sizeof(float));
+        l->bt = calloc(cw, sizeof(float));
+        if (!l->wt || !l->bt) return WAI_ERR_NOMEM;
+        for (size_t o = 0; o < cout; o++) {
+            l->bt[o] = l->b[o];
+            for (size_t i = 0; i < cin; i++)
+                for (size_t t = 0; t < kk; t++)
+                    l->wt[(i * kk + t) * cw + o] = l->w[(o * cin + i) * kk + t];
+        }
         *ch = (int)cout;
     } else if (l->type == ANA_LRELU) {
         uint32_t u = wai_read32(r);
@@ -145,6 +160,14 @@ static int parse_layer(WaiReader *r, AnaLayer *l, int *ch)
             if (!(l->beta[i] > 0)) return WAI_ERR_MODEL_INVALID;
         for (size_t i = 0; i < (size_t)c * c; i++)
             if (l->gamma[i] < 0) return WAI_ERR_MODEL_INVALID;
+        const size_t cw = c + WAI_ANA_NO_MAX;
+        l->wt = calloc(c * cw, sizeof(float));
+        l->bt = calloc(cw, sizeof(float));
+        if (!l->wt || !l->bt) return WAI_ERR_NOMEM;
+        for (size_t i = 0; i < c; i++) {
+            l->bt[i] = l->beta[i];
+            for (size_t j = 0; j < c; j++) l->wt[j * cw + i] = l->gamma[i * c + j];
+        }
     } else {
         return WAI_ERR_MODEL_INVALID;
     }
@@ -188,49 +211,24 @@ static int parse_ana(WaiEncoder *e, const uint8_t *buf, size_t size)
 
 typedef struct FT { float *d; int c, h, w; } FT;
 
-/* The float loops below are written so that the compiler can vectorise them across output
- * positions (contiguous rows, no aliasing); every output still sums bias, then input
- * channel, ky, kx in this order, with the same operations, so vectorising does not change a
- * bit. GCC vectorises at -O2 only loops that need no run-time checks: ask for more here. */
-#if defined(__GNUC__) && !defined(__clang__)
+/* The conv and GDN sums run on the kernel set's ana_conv (dsp.h, WaiAnaConv): every output
+ * is bias, then input channel, ky, kx in this order, one float multiply and one add per
+ * term, each rounded (no fused multiply-add: the pragma below, for this file's own loops),
+ * so the floats are the same for every set, thread count and stripe height. Edge columns,
+ * where a tap falls outside the input and is left out, are summed here in the same order. */
+#if defined(__clang__)
+#pragma STDC FP_CONTRACT OFF
+#elif defined(__GNUC__)
 #pragma GCC push_options
-#pragma GCC optimize("tree-vectorize", "vect-cost-model=dynamic")
+#pragma GCC optimize("tree-vectorize", "vect-cost-model=dynamic", "fp-contract=off", "no-math-errno")
 #endif
 
-/* One output row: orow[ox] += wv * src[ox + m] for ox in lo..hi. */
-static void axpy_row(float *restrict orow, const float *restrict src, int m, float wv, int lo,
-                     int hi)
-{
-    for (int ox = lo; ox <= hi; ox++) orow[ox] += wv * src[ox + m];
-}
-
-/* orow[ox] += w[0]*src[0][ox+m[0]], then += w[1]*..., ..., w[4]*... for ox in lo..hi (each
- * output gets its five products added one after the other, as five axpy_row calls would). */
-static void row5(float *restrict orow, const float *const src[5], const int m[5],
-                 const float w[5], int lo, int hi)
-{
-    const float *restrict s0 = src[0] + m[0] + lo, *restrict s1 = src[1] + m[1] + lo,
-                *restrict s2 = src[2] + m[2] + lo, *restrict s3 = src[3] + m[3] + lo,
-                *restrict s4 = src[4] + m[4] + lo;
-    const float w0 = w[0], w1 = w[1], w2 = w[2], w3 = w[3], w4 = w[4];
-    float *restrict o = orow + lo;
-    const int n = hi - lo + 1;
-    for (int j = 0; j < n; j++) {
-        float a = o[j];
-        a += w0 * s0[j];
-        a += w1 * s1[j];
-        a += w2 * s2[j];
-        a += w3 * s3[j];
-        a += w4 * s4[j];
-        o[j] = a;
-    }
-}
-
 /* A conv layer on a c x h x w input: its output shape, and the buffers conv_f allocates, the
- * input split into s column phases (rows of prow = s * pw floats) and the output. The .ana sets
- * the channel counts, so every size is checked (a 32-bit size_t wraps for 1024 channels at
- * 1024x1024, and a wrapped size would allocate too little). WAI_ERR_MODEL_INVALID if the
- * kernel is larger than the padded input, WAI_ERR_LIMIT if a size overflows. */
+ * input split into s column phases (rows of prow = s * pw floats, WAI_ANA_SLACK floats after
+ * the last, which the kernels may read) and the output. The .ana sets the channel counts, so
+ * every size is checked (a 32-bit size_t wraps for 1024 channels at 1024x1024, and a wrapped
+ * size would allocate too little). WAI_ERR_MODEL_INVALID if the kernel is larger than the
+ * padded input, WAI_ERR_LIMIT if a size overflows. */
 typedef struct ConvSizes {
     size_t oh, ow, pw, prow;
     size_t plane, pplane;     /* output plane, phase-copy plane (floats) */
@@ -247,6 +245,7 @@ static int conv_sizes(const AnaLayer *l, size_t c, size_t h, size_t w, ConvSizes
     z->prow = s * z->pw;
     if (wai_mul_size(z->oh, z->ow, &z->plane) || wai_mul_size(h, z->prow, &z->pplane) ||
         wai_mul_size(c, z->pplane, &z->ph_bytes) ||
+        wai_add_size(z->ph_bytes, WAI_ANA_SLACK, &z->ph_bytes) ||
         wai_mul_size(z->ph_bytes, sizeof(float), &z->ph_bytes) ||
         wai_mul_size((size_t)l->cout, z->plane, &z->y_bytes) ||
         wai_mul_size(z->y_bytes, sizeof(float), &z->y_bytes))
@@ -254,9 +253,18 @@ static int conv_sizes(const AnaLayer *l, size_t c, size_t h, size_t w, ConvSizes
     return 0;
 }
 
-/* The work of conv_f split by output channel (each output element is computed by the same
+/* Jobs of a layer: 4 per thread (evens out threads slowed by other load), at most `units`. */
+static int ana_jobs(WaiPool *pool, size_t units)
+{
+    const int threads = pool ? wai_pool_threads(pool) : 1;
+    if (threads <= 1) return 1;
+    return (size_t)(4 * threads) < units ? 4 * threads : (int)(units ? units : 1);
+}
+
+/* The work of conv_f split by output rows (each output element is computed by the same
  * operations in the same order whichever job or thread computes it). */
 typedef struct ConvJob {
+    const WaiDsp *dsp;
     const AnaLayer *l;
     const FT *x;
     FT *y;
@@ -264,7 +272,8 @@ typedef struct ConvJob {
     size_t prow, plane, pplane;
     const size_t *rr;
     const int *lo, *hi, *mm;
-    int LO, HI, k, s, p, n_jobs;
+    int LO, HI, n_jobs;
+    float *acc;   /* per job: cout floats */
 } ConvJob;
 
 static void conv_job(void *ctx, int job)
@@ -273,52 +282,85 @@ static void conv_job(void *ctx, int job)
     const AnaLayer *l = c->l;
     const FT *x = c->x;
     FT *y = c->y;
-    const float *ph = c->ph;
-    const size_t prow = c->prow, plane = c->plane, pplane = c->pplane;
-    const size_t *rr = c->rr;
-    const int *lo = c->lo, *hi = c->hi, *mm = c->mm;
-    const int LO = c->LO, HI = c->HI, k = c->k, s = c->s, p = c->p;
-    const int o_end = (int)((int64_t)(job + 1) * y->c / c->n_jobs);
-    for (int o = (int)((int64_t)job * y->c / c->n_jobs); o < o_end; o++) {
-        float *out = y->d + (size_t)o * plane;
-        for (size_t j = 0; j < plane; j++) out[j] = l->b[o];
-        for (int i = 0; i < l->cin; i++) {
-            const float *in = ph + (size_t)i * pplane;
-            const float *w = l->w + ((size_t)o * l->cin + i) * (size_t)(k * k);
-            for (int ky = 0; ky < k; ky++) {
-                /* output rows whose input row oy*s - p + ky is inside */
-                for (int oy = 0; oy < y->h; oy++) {
-                    int iy = oy * s - p + ky;
-                    if (iy < 0 || iy >= x->h) continue;
-                    float *orow = out + (size_t)oy * y->w;
-                    const float *src[ANA_K_MAX];
-                    for (int kx = 0; kx < k; kx++) src[kx] = in + (size_t)iy * prow + rr[kx];
-                    if (k != 5 || LO > HI) {
-                        for (int kx = 0; kx < k; kx++)
-                            axpy_row(orow, src[kx], mm[kx], w[ky * k + kx], lo[kx], hi[kx]);
-                        continue;
-                    }
-                    /* 5 taps: all of them at once where all are inside, tap by tap (in the
-                     * same order) at the edges */
-                    for (int ox = 0; ox < y->w; ox++) {
-                        if (ox == LO) ox = HI + 1;
-                        if (ox >= y->w) break;
+    const int k = l->k, s = l->stride, p = l->pad, kk = k * k;
+    const size_t cw = (size_t)l->cout + WAI_ANA_NO_MAX; /* l->wt's row: padded channels */
+    ptrdiff_t toff[ANA_K_MAX * ANA_K_MAX];
+    int widx[ANA_K_MAX * ANA_K_MAX];
+    const int oy_end = (int)((int64_t)(job + 1) * y->h / c->n_jobs);
+    for (int oy = (int)((int64_t)job * y->h / c->n_jobs); oy < oy_end; oy++) {
+        /* the taps whose input row oy*s - p + ky is inside, in (ky, kx) order */
+        int nt = 0;
+        for (int ky = 0; ky < k; ky++) {
+            const int iy = oy * s - p + ky;
+            if (iy < 0 || iy >= x->h) continue;
+            for (int kx = 0; kx < k; kx++, nt++) {
+                toff[nt] = (ptrdiff_t)((size_t)iy * c->prow + c->rr[kx]) + c->mm[kx];
+                widx[nt] = ky * k + kx;
+            }
+        }
+        float *orow = y->d + (size_t)oy * y->w;
+        if (c->LO <= c->HI) { /* the columns where every tap is inside */
+            const WaiAnaConv a = { c->ph + c->LO, c->pplane, l->cin, nt, kk, toff, widx,
+                                   l->wt, cw, l->bt, l->cout, c->HI - c->LO + 1,
+                                   orow + c->LO, c->plane };
+            c->dsp->ana_conv(&a);
+        }
+        /* the other columns one at a time, leaving out the taps outside: every output channel
+         * at once (the weights of a tap are contiguous over them), each in the same order */
+        float *acc = c->acc + (size_t)job * l->cout;
+        for (int ox = 0; ox < y->w; ox++) {
+            if (ox == c->LO && c->LO <= c->HI) ox = c->HI + 1;
+            if (ox >= y->w) break;
+            for (int o = 0; o < l->cout; o++) acc[o] = l->b[o];
+            for (int i = 0; i < l->cin; i++) {
+                const float *in = c->ph + (size_t)i * c->pplane;
+                for (int t = 0; t < nt; t++) {
+                    const int kx = widx[t] % k;
 #ifdef WAI_PLANTED_FAULT_ENC_CONV_EDGE
-                        for (int kx = 0; kx < k - 1; kx++)   /* planted: the last tap is lost */
-#else
-                        for (int kx = 0; kx < k; kx++)
+                    if (kx == k - 1) continue;   /* planted: the last tap is lost */
 #endif
-                            if (ox >= lo[kx] && ox <= hi[kx])
-                                orow[ox] += w[ky * k + kx] * src[kx][ox + mm[kx]];
-                    }
-                    row5(orow, src, mm, w + ky * k, LO, HI);
+                    if (ox < c->lo[kx] || ox > c->hi[kx]) continue;
+                    const float xv = in[toff[t] + ox];
+                    const float *wr = l->wt + ((size_t)i * kk + widx[t]) * cw;
+                    for (int o = 0; o < l->cout; o++) acc[o] = acc[o] + wr[o] * xv;
                 }
             }
+            for (int o = 0; o < l->cout; o++) orow[(size_t)o * c->plane + ox] = acc[o];
         }
     }
 }
 
-static int conv_f(const AnaLayer *l, const FT *x, FT *y, WaiPool *pool)
+/* Buffers the analysis of a picture reuses from stripe to stripe and layer to layer (fresh
+ * large allocations would be fresh pages, faulted in on every first touch): the conv's phase
+ * copy, two tensors the layers alternate between, the per-job scratch. Grown, never shrunk. */
+typedef struct AnaWork {
+    float *buf[4];
+    size_t cap[4];
+} AnaWork;
+enum { WORK_PH, WORK_T0, WORK_T1, WORK_JOBS };
+
+/* *slot with at least `bytes`; new memory is zeroed (the kernels may read stale floats past
+ * the values they use, never uninitialised memory). NULL: out of memory. */
+static float *work_get(AnaWork *w, int slot, size_t bytes)
+{
+    if (w->cap[slot] < bytes) {
+        free(w->buf[slot]);
+        w->buf[slot] = calloc(1, bytes);
+        w->cap[slot] = w->buf[slot] ? bytes : 0;
+    }
+    return w->buf[slot];
+}
+
+static void work_free(AnaWork *w)
+{
+    for (int i = 0; i < 4; i++) free(w->buf[i]);
+    memset(w, 0, sizeof(*w));
+}
+
+/* y = conv l of x. y->d is malloc'ed, or with `work`, the tensor slot x->d is not in (the
+ * caller then frees neither). */
+static int conv_f(const WaiDsp *dsp, const AnaLayer *l, const FT *x, FT *y, WaiPool *pool,
+                  AnaWork *work)
 {
     const int k = l->k, s = l->stride, p = l->pad;
     ConvSizes z;
@@ -332,11 +374,20 @@ static int conv_f(const AnaLayer *l, const FT *x, FT *y, WaiPool *pool)
      * tap's samples for consecutive ox are contiguous */
     const int pw = (int)z.pw;
     const size_t prow = z.prow, plane = z.plane, pplane = z.pplane;
-    float *ph = calloc(1, z.ph_bytes);
-    y->d = malloc(z.y_bytes);
-    if (!y->d || !ph) {
-        free(ph);
-        free(y->d);
+    const int n_jobs = ana_jobs(pool, (size_t)y->h);
+    const size_t acc_bytes = (size_t)n_jobs * (size_t)l->cout * sizeof(float);
+    float *ph, *acc;
+    AnaWork own = { { NULL }, { 0 } };
+    AnaWork *w = work ? work : &own;
+    ph = work_get(w, WORK_PH, z.ph_bytes);
+    acc = work_get(w, WORK_JOBS, acc_bytes);
+    if (work)
+        y->d = work_get(w, x->d == w->buf[WORK_T0] ? WORK_T1 : WORK_T0, z.y_bytes);
+    else
+        y->d = malloc(z.y_bytes);
+    if (!y->d || !ph || !acc) {
+        if (!work) free(y->d);
+        work_free(&own);
         y->d = NULL;
         return WAI_ERR_NOMEM;
     }
@@ -344,6 +395,10 @@ static int conv_f(const AnaLayer *l, const FT *x, FT *y, WaiPool *pool)
         for (int iy = 0; iy < x->h; iy++) {
             const float *row = x->d + (size_t)i * iplane + (size_t)iy * x->w;
             float *dst = ph + (size_t)i * pplane + (size_t)iy * prow;
+            if (s == 1) {
+                memcpy(dst, row, (size_t)x->w * sizeof(float));
+                continue;
+            }
             for (int r = 0; r < s; r++)
                 for (int j = 0; j * s + r < x->w; j++) dst[(size_t)r * pw + j] = row[j * s + r];
         }
@@ -361,11 +416,9 @@ static int conv_f(const AnaLayer *l, const FT *x, FT *y, WaiPool *pool)
         if (lo[kx] > LO) LO = lo[kx];
         if (hi[kx] < HI) HI = hi[kx];
     }
-    ConvJob job = { l, x, y, ph, prow, plane, pplane, rr, lo, hi, mm, LO, HI, k, s, p, 1 };
-    const int threads = pool ? wai_pool_threads(pool) : 1;
-    job.n_jobs = threads > 1 ? (4 * threads < y->c ? 4 * threads : y->c) : 1;
+    ConvJob job = { dsp, l, x, y, ph, prow, plane, pplane, rr, lo, hi, mm, LO, HI, n_jobs, acc };
     wai_pool_run(pool, conv_job, &job, job.n_jobs);
-    free(ph);
+    work_free(&own);
     return 0;
 }
 
@@ -376,106 +429,114 @@ static void lrelu_f(const AnaLayer *l, FT *x)
         if (x->d[i] < 0) x->d[i] *= l->slope;
 }
 
-/* y_i = x_i / sqrt(beta_i + sum_j gamma_ij x_j^2), in place (one position at a time). The
- * squares are computed first, so the channels can be split between jobs. */
+/* y_i = x_i / sqrt(beta_i + sum_j gamma_ij x_j^2), in place, GDN_CHUNK positions at a time:
+ * the chunk's squares, then the sums (ana_conv with one tap; beta > 0 and every term >= 0, so
+ * the sums are positive), then the divisions. Jobs split the positions. */
+#define GDN_CHUNK 256
+#define GDN_ROW (GDN_CHUNK + WAI_ANA_SLACK) /* a channel's squares in the chunk buffer */
 typedef struct GdnJob {
+    const WaiDsp *dsp;
     const AnaLayer *l;
     FT *x;
-    const float *sq;
-    float *norm;   /* a plane per job */
+    float *buf;   /* per job: the squares [c][GDN_ROW], then the sums [c][GDN_CHUNK] */
     size_t plane;
     int n_jobs;
 } GdnJob;
+
+static size_t gdn_job_floats(size_t c) { return c * (GDN_ROW + GDN_CHUNK); }
 
 static void gdn_job(void *ctx, int job)
 {
     const GdnJob *g = ctx;
     const int c = g->x->c;
     const size_t plane = g->plane;
-    float *norm = g->norm + (size_t)job * plane;
-    const int i_end = (int)((int64_t)(job + 1) * c / g->n_jobs);
-    for (int i = (int)((int64_t)job * c / g->n_jobs); i < i_end; i++) {
-        for (size_t p = 0; p < plane; p++) norm[p] = g->l->beta[i];
+    float *sq = g->buf + (size_t)job * gdn_job_floats((size_t)c), *norm = sq + (size_t)c * GDN_ROW;
+    const size_t p_end = (size_t)((uint64_t)(job + 1) * plane / (uint64_t)g->n_jobs);
+    for (size_t p0 = (size_t)((uint64_t)job * plane / (uint64_t)g->n_jobs); p0 < p_end; p0 += GDN_CHUNK) {
+        const int n = (int)(p_end - p0 < GDN_CHUNK ? p_end - p0 : GDN_CHUNK);
         for (int j = 0; j < c; j++) {
-            const float gm = g->l->gamma[(size_t)i * c + j];
-            if (gm == 0) continue;
-            axpy_row(norm, g->sq + (size_t)j * plane, 0, gm, 0, (int)plane - 1);
+            const float *xj = g->x->d + (size_t)j * plane + p0;
+            float *sj = sq + (size_t)j * GDN_ROW;
+            for (int t = 0; t < n; t++) sj[t] = xj[t] * xj[t];
         }
-        float *xi = g->x->d + (size_t)i * plane;
-        for (size_t p = 0; p < plane; p++) xi[p] /= sqrtf(norm[p]);
+        static const ptrdiff_t toff0 = 0;
+        static const int widx0 = 0;
+        const WaiAnaConv a = { sq, GDN_ROW, c, 1, 1, &toff0, &widx0, g->l->wt,
+                               (size_t)c + WAI_ANA_NO_MAX, g->l->bt, c, n, norm, GDN_CHUNK };
+        g->dsp->ana_conv(&a);
+        for (int i = 0; i < c; i++) {
+            float *restrict xi = g->x->d + (size_t)i * plane + p0;
+            const float *restrict ni = norm + (size_t)i * GDN_CHUNK;
+            for (int t = 0; t < n; t++) xi[t] /= sqrtf(ni[t]);
+        }
     }
 }
 
-static int gdn_f(const AnaLayer *l, FT *x, WaiPool *pool)
+static int gdn_f(const WaiDsp *dsp, const AnaLayer *l, FT *x, WaiPool *pool, AnaWork *work)
 {
-    const int c = x->c;
     const size_t plane = (size_t)x->h * x->w; /* c * plane floats: x's own size, allocated */
-    if (plane > INT_MAX) return WAI_ERR_LIMIT; /* axpy_row takes int positions */
-    const int threads = pool ? wai_pool_threads(pool) : 1;
-    GdnJob job = { l, x, NULL, NULL, plane, threads > 1 ? (2 * threads < c ? 2 * threads : c) : 1 };
-    float *sq = malloc((size_t)c * plane * sizeof(float));
-    if (!sq) return WAI_ERR_NOMEM;
-    for (size_t i = 0; i < (size_t)c * plane; i++) sq[i] = x->d[i] * x->d[i];
-    float *norm = malloc((size_t)job.n_jobs * plane * sizeof(float));
-    if (!norm) {
-        free(sq);
-        return WAI_ERR_NOMEM;
-    }
-    job.sq = sq;
-    job.norm = norm;
+    GdnJob job = { dsp, l, x, NULL, plane, ana_jobs(pool, (plane + GDN_CHUNK - 1) / GDN_CHUNK) };
+    AnaWork own = { { NULL }, { 0 } };
+    /* c <= 1024 and jobs <= 256: no overflow */
+    job.buf = work_get(work ? work : &own, WORK_JOBS,
+                       (size_t)job.n_jobs * gdn_job_floats((size_t)x->c) * sizeof(float));
+    if (!job.buf) return WAI_ERR_NOMEM;
     wai_pool_run(pool, gdn_job, &job, job.n_jobs);
-    free(norm);
-    free(sq);
+    work_free(&own);
     return 0;
 }
 
-/* The float analysis's peak memory for a c x h x w input to layers l[0..n), plus `keep` bytes
- * held meanwhile: a conv holds its input, the phase copy and its output (conv_sizes); a GDN
- * its input, the squares and one plane (gdn_f). The .ana sets channel counts (up to 1024) and
- * strides, so this runs before anything is allocated and every size is checked. Shapes that
- * conv_f refuses stop the walk (conv_f reports them). WAI_ERR_LIMIT if a size overflows. */
+/* A bound on the float analysis's memory for a c x h x w input to layers l[0..n), plus `keep`
+ * bytes held meanwhile, with `jobs` jobs per layer (4 per thread, 1 without threads): two
+ * tensors (a layer's input and output, or AnaWork's two slots), the largest phase copy
+ * (conv_sizes) and the largest per-job scratch (conv_f's sums of the edge columns, gdn_f's
+ * chunk buffers). The .ana sets channel counts (up to 1024) and strides, so this runs before
+ * anything is allocated and every size is checked. Shapes that conv_f refuses stop the walk
+ * (conv_f reports them). WAI_ERR_LIMIT if a size overflows. */
 static int analysis_peak(const AnaLayer *l, uint32_t n, size_t c, size_t h, size_t w,
-                         size_t keep, size_t *peak)
+                         size_t keep, int jobs, size_t *peak)
 {
-    size_t in, plane, need;
+    size_t tmax, phmax = 0, jmax = 0, need;
     *peak = 0;
+    if (wai_mul_size(h, w, &tmax) || wai_mul_size(tmax, c * sizeof(float), &tmax))
+        return WAI_ERR_LIMIT;
     for (uint32_t i = 0; i < n; i++) {
-        if (wai_mul_size(h, w, &plane) || wai_mul_size(plane, sizeof(float), &plane) ||
-            wai_mul_size(c, plane, &in))
-            return WAI_ERR_LIMIT;
-        need = in;
+        size_t scratch = 0;
         if (l[i].type == ANA_CONV) {
             ConvSizes z;
             const int r = conv_sizes(&l[i], c, h, w, &z);
             if (r == WAI_ERR_MODEL_INVALID) break;
-            if (r < 0 || wai_add_size(in, z.ph_bytes, &need) ||
-                wai_add_size(need, z.y_bytes, &need))
-                return WAI_ERR_LIMIT;
+            if (r < 0) return WAI_ERR_LIMIT;
+            if (z.y_bytes > tmax) tmax = z.y_bytes;
+            if (z.ph_bytes > phmax) phmax = z.ph_bytes;
+            scratch = (size_t)jobs * (size_t)l[i].cout * sizeof(float);
             c = (size_t)l[i].cout, h = z.oh, w = z.ow;
         } else if (l[i].type == ANA_GDN) {
-            if (wai_add_size(in, in, &need) || wai_add_size(need, plane, &need))
-                return WAI_ERR_LIMIT;
+            scratch = (size_t)jobs * gdn_job_floats(c) * sizeof(float); /* c <= 1024 */
         }
-        if (wai_add_size(need, keep, &need)) return WAI_ERR_LIMIT;
-        if (need > *peak) *peak = need;
+        if (scratch > jmax) jmax = scratch;
     }
+    if (wai_add_size(tmax, tmax, &need) || wai_add_size(need, phmax, &need) ||
+        wai_add_size(need, jmax, &need) || wai_add_size(need, keep, &need))
+        return WAI_ERR_LIMIT;
+    *peak = need;
     return 0;
 }
 
-static int run_f(const AnaLayer *l, uint32_t n, FT *t, WaiPool *pool)
+static int run_f(const WaiDsp *dsp, const AnaLayer *l, uint32_t n, FT *t, WaiPool *pool)
 {
     for (uint32_t i = 0; i < n; i++) {
         int ret = 0;
         if (l[i].type == ANA_CONV) {
             FT y;
-            ret = conv_f(&l[i], t, &y, pool);
+            ret = conv_f(dsp, &l[i], t, &y, pool, NULL);
             if (ret < 0) return ret;
             free(t->d);
             *t = y;
         } else if (l[i].type == ANA_LRELU) {
             lrelu_f(&l[i], t);
         } else {
-            ret = gdn_f(&l[i], t, pool);
+            ret = gdn_f(dsp, &l[i], t, pool, NULL);
             if (ret < 0) return ret;
         }
     }
@@ -488,12 +549,10 @@ static int run_f(const AnaLayer *l, uint32_t n, FT *t, WaiPool *pool)
 
 /* Rows [y0, y1) of RGB8 -> [3][Hp][Wp] in [0, 1]: [3][y1 - y0][wp], each channel k moved by
  * -shift[k] levels (mean correction), edge pixels replicated into the padding. */
-static float *load_rows(const uint8_t *rgb, ptrdiff_t stride, uint32_t w, uint32_t h,
-                        uint32_t wp, uint32_t y0, uint32_t y1, const float shift[3])
+static void load_rows(const uint8_t *rgb, ptrdiff_t stride, uint32_t w, uint32_t h,
+                      uint32_t wp, uint32_t y0, uint32_t y1, const float shift[3], float *x)
 {
     const size_t plane = (size_t)wp * (y1 - y0);
-    float *x = malloc(3 * plane * sizeof(float));
-    if (!x) return NULL;
     for (uint32_t yy = y0; yy < y1; yy++) {
 #ifdef WAI_PLANTED_FAULT_ENC_PAD_ROW
         const uint8_t *row = rgb + (ptrdiff_t)(yy < h ? yy : 0) * stride;  /* planted: wrong row */
@@ -506,7 +565,6 @@ static float *load_rows(const uint8_t *rgb, ptrdiff_t stride, uint32_t w, uint32
                 x[k * plane + (size_t)(yy - y0) * wp + xx] = (px[k] - shift[k]) / 255.0f;
         }
     }
-    return x;
 }
 
 /* ---- g_a in horizontal stripes of y rows ----
@@ -560,11 +618,12 @@ static void keep_rows(FT *t, int r0, int r1)
 
 /* g_a (layers l[0..n)) on the picture of geometry g moved by -shift: y (c x Hy x Wy) into *y.
  * y_step: y rows per stripe; 0: from peak, the whole picture's analysis peak (analysis_peak). */
-static int analysis_striped(const AnaLayer *l, uint32_t n, const uint8_t *rgb, ptrdiff_t stride,
+static int analysis_striped(const WaiDsp *dsp, const AnaLayer *l, uint32_t n, const uint8_t *rgb, ptrdiff_t stride,
                             const WaiGeometry *g, const float shift[3], size_t peak, int y_step,
                             WaiPool *pool, FT *y)
 {
     int ret = WAI_ERR_NOMEM;
+    AnaWork work = { { NULL }, { 0 } }; /* every stripe's tensors and scratch */
     int *hs = malloc((n + 1) * 4 * sizeof(int)); /* input height of layer k, then the plan */
     y->d = NULL;
     if (!hs) return ret;
@@ -607,36 +666,33 @@ static int analysis_striped(const AnaLayer *l, uint32_t n, const uint8_t *rgb, p
             if ((ret = ana_window(&l[k], hs[k], r0[k + 1], r1[k + 1], &r0[k], &r1[k], &base[k])) < 0)
                 goto end;
         }
-        FT t = { load_rows(rgb, stride, g->width, g->height, g->wp, (uint32_t)r0[0],
-                           (uint32_t)r1[0], shift), 3, r1[0] - r0[0], (int)g->wp };
+        FT t = { work_get(&work, WORK_T0, (size_t)3 * g->wp * (size_t)(r1[0] - r0[0]) * sizeof(float)),
+                 3, r1[0] - r0[0], (int)g->wp };
         if (!t.d) { ret = WAI_ERR_NOMEM; goto end; }
+        load_rows(rgb, stride, g->width, g->height, g->wp, (uint32_t)r0[0], (uint32_t)r1[0], shift, t.d);
         for (uint32_t k = 0; k < n; k++) {
             if (l[k].type == ANA_CONV) {
                 FT u;
-                ret = conv_f(&l[k], &t, &u, pool);
-                free(t.d);
+                if ((ret = conv_f(dsp, &l[k], &t, &u, pool, &work)) < 0) goto end;
                 t = u;
-                if (ret < 0) goto end;
                 if (r0[k + 1] - base[k] < 0 || r1[k + 1] - base[k] > t.h) {
-                    free(t.d);
                     ret = WAI_ERR_INTERNAL;
                     goto end;
                 }
                 keep_rows(&t, r0[k + 1] - base[k], r1[k + 1] - base[k]);
             } else if (l[k].type == ANA_LRELU) {
                 lrelu_f(&l[k], &t);
-            } else if ((ret = gdn_f(&l[k], &t, pool)) < 0) {
-                free(t.d);
+            } else if ((ret = gdn_f(dsp, &l[k], &t, pool, &work)) < 0) {
                 goto end;
             }
         }
         const size_t rows_plane = (size_t)(o1 - o0) * wd;
         for (int ch = 0; ch < c; ch++)
             memcpy(y->d + ((size_t)ch * H + o0) * wd, t.d + ch * rows_plane, rows_plane * sizeof(float));
-        free(t.d);
     }
     ret = 0;
 end:
+    work_free(&work);
     if (ret < 0) {
         free(y->d);
         y->d = NULL;
@@ -800,7 +856,11 @@ int wai_encoder_open(WaiEncoder **out, const WaiEncoderSettings *s)
     free(buf);
     if (ret < 0) goto err;
     wai_dsp_init_ref(&e->dsp);
-    if ((ret = wai_dsp_init(&e->dsp, WAI_KERNELS_AUTO)) < 0) goto err;
+    if ((ret = wai_dsp_init(&e->dsp, s->kernels)) < 0) {
+        snprintf(e->msg, sizeof(e->msg), "kernel set %s not available on this CPU",
+                 wai_kernels_name(s->kernels));
+        goto err;
+    }
     if ((ret = wai_dsp_set_threads(&e->dsp, s->threads)) < 0) goto err;
     *out = e;
     return 0;
@@ -848,10 +908,11 @@ static int encode_payload(WaiEncoder *e, const uint8_t *rgb, ptrdiff_t stride, u
     if (ret < 0) return fail(e, ret, "picture size not supported by the model");
     /* the analysis's memory, before any of it is allocated (the .ana decides it) */
     size_t pa = 0, ph = 0, ybytes;
-    if (analysis_peak(e->layers, e->n_ga, 3, g.hp, g.wp, 0, &pa) < 0 ||
+    const int jobs = e->dsp.threads > 1 ? 4 * e->dsp.threads : 1; /* ana_jobs() at most */
+    if (analysis_peak(e->layers, e->n_ga, 3, g.hp, g.wp, 0, jobs, &pa) < 0 ||
         wai_mul_size((size_t)g.y.c * g.y.h, (size_t)g.y.w * sizeof(float), &ybytes) < 0 ||
         analysis_peak(e->layers + e->n_ga, e->n_ha, (size_t)g.y.c, (size_t)g.y.h,
-                      (size_t)g.y.w, ybytes, &ph) < 0)
+                      (size_t)g.y.w, ybytes, jobs, &ph) < 0)
         return fail(e, WAI_ERR_LIMIT, "the analysis's tensors for this picture size overflow");
 #ifdef WAI_PLANTED_FAULT_ENC_BUDGET
     pa = ph = 0; /* planted: the budget is never consulted */
@@ -869,7 +930,7 @@ static int encode_payload(WaiEncoder *e, const uint8_t *rgb, ptrdiff_t stride, u
     const int y_step = e->s.stripe_rows ? (int)(e->s.stripe_rows / m->y_down ? e->s.stripe_rows / m->y_down : 1) : 0;
     WaiPool *pool = NULL; /* the analysis's threads (e->dsp.threads); none if they cannot start */
     if (e->dsp.threads > 1 && wai_pool_create(&pool, e->dsp.threads) < 0) pool = NULL;
-    if ((ret = analysis_striped(e->layers, e->n_ga, rgb, stride, &g, shift, pa, y_step, pool, &t)) < 0)
+    if ((ret = analysis_striped(&e->dsp, e->layers, e->n_ga, rgb, stride, &g, shift, pa, y_step, pool, &t)) < 0)
         goto end;
     if (t.c != g.y.c || t.h != g.y.h || t.w != g.y.w) {
         ret = fail(e, WAI_ERR_MODEL_INVALID, "g_a output shape differs from the model's y");
@@ -880,7 +941,7 @@ static int encode_payload(WaiEncoder *e, const uint8_t *rgb, ptrdiff_t stride, u
     if (!zt.d) { ret = WAI_ERR_NOMEM; goto end; }
     memcpy(zt.d, t.d, ny * sizeof(float));
     zt.c = t.c; zt.h = t.h; zt.w = t.w;
-    if ((ret = run_f(e->layers + e->n_ga, e->n_ha, &zt, pool)) < 0) goto end;
+    if ((ret = run_f(&e->dsp, e->layers + e->n_ga, e->n_ha, &zt, pool)) < 0) goto end;
     if (zt.c != g.z.c || zt.h != g.z.h || zt.w != g.z.w) {
         ret = fail(e, WAI_ERR_MODEL_INVALID, "h_a output shape differs from the model's z");
         goto end;

@@ -67,7 +67,8 @@ class _EncoderSettings(ctypes.Structure):
                 ("embed_model", ctypes.c_int), ("threads", ctypes.c_int),
                 ("max_memory", ctypes.c_uint64), ("mean_correction", ctypes.c_int),
                 ("stripe_rows", ctypes.c_int), ("target_frame_bytes", ctypes.c_uint64),
-                ("target_psnr", ctypes.c_double), ("reserved", ctypes.c_uint8 * 32)]
+                ("target_psnr", ctypes.c_double), ("kernels", ctypes.c_int),
+                ("reserved", ctypes.c_uint8 * 28)]
 
 
 class _FrameStats(ctypes.Structure):

@@ -85,7 +85,12 @@ typedef struct WaiEncoderSettings {
     double target_psnr;        /**< 0 (default): off. Else the smallest quality whose decoded
                                     picture reaches this PSNR in dB (RGB8, all three channels,
                                     peak 255); each candidate is decoded to measure it. */
-    uint8_t reserved[32];      /**< zero */
+    WaiKernels kernels;        /**< kernel set of the float analysis and of the integer
+                                    decoding the encoder does (the hyper-synthesis, the mean
+                                    correction's decode); default WAI_KERNELS_AUTO. Every set
+                                    gives the same stream; an explicit set this CPU lacks fails
+                                    wai_encoder_open with WAI_ERR_UNSUPPORTED. */
+    uint8_t reserved[28];      /**< zero */
 } WaiEncoderSettings;
 
 WAI_API void wai_encoder_default_settings(WaiEncoderSettings *s);
