@@ -14,7 +14,8 @@
 # Pictures: centre crops, 4032x3024, 1920x1080 and 768x512, of Dragonfly_by_Bolly.jpg
 # (4224x3168) from Debian's lomiri-wallpapers-16.04 (CC-BY-SA-4.0, "Bolly" 2018); only made
 # here, never committed. AVIF: avifenc -s 6 -j 2 -y 420 --min 26 --max 26 (quantizer 26, as issue 24), decoded with avifdec -j 2 to
-# Y4M. Threads: 2 everywhere.
+# Y4M. Threads: 2 everywhere. BASE_BUILD=DIR adds DIR's `wai encode` (2 threads), checked to
+# give the same stream: a change's before and after in one run.
 set -eu
 B=$(cd "${1:?usage: bench-camera.sh BUILD_DIR [REPS] [QUALITIES]}" && pwd)
 REPS=${2:-3}
@@ -65,6 +66,11 @@ for size in 4032x3024 1920x1080 768x512; do
         run "$size wai encode q${ENC_Q:-5} one stripe, 1 thread" "$B/tools/wai" encode "$png" -o "$W/e1.wai" \
             --quality "${ENC_Q:-5}" --model-dir "$SRC/models" --threads 1 --stripe-rows 16777216
         cmp -s "$W/e1.wai" "$W/e0.wai" || { echo "bench-camera: $size: one-stripe encode differs" >&2; exit 1; }
+        if [ -n "${BASE_BUILD:-}" ]; then # another build's encoder (e.g. before a change): same stream
+            run "$size base encode q${ENC_Q:-5}" "$BASE_BUILD/tools/wai" encode "$png" -o "$W/e2.wai" \
+                --quality "${ENC_Q:-5}" --model-dir "$SRC/models" --threads 2
+            cmp -s "$W/e2.wai" "$W/e0.wai" || { echo "bench-camera: $size: BASE_BUILD's encode differs" >&2; exit 1; }
+        fi
         run "$size avifenc" avifenc -s 6 -j 2 -y 420 --min 26 --max 26 "$png" "$W/a.avif"
         for q in $QUALITIES; do
             f=$W/w$size-q$q.wai
