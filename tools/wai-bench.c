@@ -8,7 +8,12 @@
  *     LIST of policies: comma-separated KERNELS/THREADS, e.g. reference/1,avx512/1,avx512/0
  *       (threads 0 = automatic); default c/1,avx2/1,avx512/1,auto/1,auto/0 (those available)
  *     --gs-policies: other policies for the gs and layers cases (default: --policies)
- *     cases: gs (whole g_s), layers (per-layer g_s profile), convt, conv, igdn
+ *     cases: synthesis (g_s in stripes and RGB8, as the decoder runs it), gs (whole g_s on
+ *     the whole tensor), layers (per-layer g_s profile, whole tensors), convt, conv, igdn
+ *     (MAC rates count each layer's MACs once: the stripes' overlap rows are extra work)
+ *   --stream F.wai: gs and layers on the y_hat of F's first frame (a real picture's latents,
+ *     which random ones are not: they drive activations far past a real decode's), at F's
+ *     size; --model must be F's model
  * After each case, for every two policies of the same kernel set with different thread
  * counts, the speed-up (ratio of the wall medians) is printed.
  */
@@ -21,6 +26,8 @@
 #include "dsp.h"
 #include "graph.h"
 #include "model.h"
+#include "payload.h"
+#include "stream.h"
 
 #define MAX_POL 16
 #define MAX_REPS 64
@@ -55,13 +62,15 @@ static double now(void)
     return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-static uint64_t fnv(const int32_t *p, size_t n)
+static uint64_t fnv_bytes(const void *p, size_t n)
 {
     uint64_t h = 0xcbf29ce484222325ull;
-    const uint8_t *b = (const uint8_t *)p;
-    for (size_t e = 0; e < n * 4; e++) h = (h ^ b[e]) * 0x100000001b3ull;
+    const uint8_t *b = p;
+    for (size_t e = 0; e < n; e++) h = (h ^ b[e]) * 0x100000001b3ull;
     return h;
 }
+
+static uint64_t fnv(const int32_t *p, size_t n) { return fnv_bytes(p, n * 4); }
 
 /* CPU seconds of the whole process (all threads): on a machine shared with other jobs, wall
  * time measures the load as much as the code; CPU time measures the work. */
@@ -139,6 +148,55 @@ static void bench_layers(const char *name, const WaiLayer *layers, uint32_t n, c
     char buf[128];
     if (la && fgets(buf, sizeof(buf), la)) printf("  load average after this case: %s", buf);
     if (la) fclose(la);
+    fflush(stdout);
+}
+
+/* wai_synthesis() (g_s in stripes, as the decoder runs it, then RGB8) with every policy. */
+static void bench_synthesis(const char *name, const WaiModel *m, const WaiGeometry *g,
+                            const int32_t *y, double macs)
+{
+    static double t[MAX_POL][MAX_REPS], c[MAX_POL][MAX_REPS];
+    const size_t n = (size_t)g->width * g->height * 3;
+    uint8_t *rgb = malloc(n);
+    uint64_t want = 0;
+    if (!rgb) exit(3);
+    for (int r = 0; r < reps; r++)
+        for (int k = 0; k < n_pol; k++) {
+            const int p = (k + r) % n_pol;
+            memset(rgb, 0, n);
+            const double t0 = now(), c0 = cpu_now();
+            const int err = wai_synthesis(m, &pol[p].dsp, g, y, 0, 0, g->width, g->height, rgb,
+                                          (ptrdiff_t)g->width * 3);
+            t[p][r] = now() - t0;
+            c[p][r] = cpu_now() - c0;
+            if (err < 0) {
+                fprintf(stderr, "wai-bench: %s: %s failed (%d)\n", name, pol[p].name, err);
+                exit(3);
+            }
+            const uint64_t h = fnv_bytes(rgb, n);
+            if (!r && !k) want = h;
+            else if (h != want) {
+                fprintf(stderr, "wai-bench: %s: output of %s differs: aborting\n", name, pol[p].name);
+                exit(1);
+            }
+        }
+    free(rgb);
+    printf("%s  [output hash %016" PRIx64 ", equal for every policy]\n", name, want);
+    for (int p = 0; p < n_pol; p++) {
+        qsort(t[p], (size_t)reps, sizeof(double), cmp_double);
+        qsort(c[p], (size_t)reps, sizeof(double), cmp_double);
+        const double med = t[p][reps / 2], cmed = c[p][reps / 2];
+        printf("  %-16s wall median %9.2f ms (min %9.2f, max %9.2f)  cpu median %9.2f ms"
+               "  %6.2f GMAC/s wall, %6.2f per cpu-s, %6.2f per thread\n",
+               pol[p].name, med * 1e3, t[p][0] * 1e3, t[p][reps - 1] * 1e3, cmed * 1e3,
+               macs / med * 1e-9, macs / cmed * 1e-9,
+               macs / med * 1e-9 / (pol[p].dsp.threads > 1 ? pol[p].dsp.threads : 1));
+    }
+    for (int a = 0; a < n_pol; a++)
+        for (int b = 0; b < n_pol; b++)
+            if (a != b && pol[a].dsp.threads < pol[b].dsp.threads && !strcmp(pol[a].kernels, pol[b].kernels))
+                printf("  speed-up %s -> %s: %.2fx (wall medians)\n", pol[a].name, pol[b].name,
+                       t[a][reps / 2] / t[b][reps / 2]);
     fflush(stdout);
 }
 
@@ -238,11 +296,66 @@ static int add_policy(Policy *pols, int *np, const char *spec)
     return 0;
 }
 
+/* y_hat of a stream's first frame: the payload is decoded with a table whose whole-graph hook
+ * runs h_s on the CPU and, at g_s, keeps its input and stops the decode. */
+static const WaiLayer *cap_gs;
+static int32_t *cap_y;
+static WaiShape cap_shape;
+
+static int capture_layers(void *backend, const WaiLayer *layers, uint32_t n, const int32_t *in,
+                          const int shape[3], int32_t **out, int out_shape[3])
+{
+    const WaiShape s = { shape[0], shape[1], shape[2] };
+    if (layers != cap_gs) { /* h_s */
+        WaiShape os;
+        const int r = wai_run_layers(backend, layers, n, in, s, out, &os);
+        out_shape[0] = os.c, out_shape[1] = os.h, out_shape[2] = os.w;
+        return r;
+    }
+    const size_t ny = (size_t)s.c * s.h * s.w;
+    cap_y = malloc(ny * sizeof(*cap_y));
+    if (!cap_y) return WAI_ERR_NOMEM;
+    memcpy(cap_y, in, ny * sizeof(*cap_y));
+    cap_shape = s;
+    return WAI_ERR_INTERNAL; /* stop: g_s is what the benchmark runs */
+}
+
+static int stream_y(const WaiModel *m, const char *path, int *W, int *H)
+{
+    uint8_t *buf, *rgb;
+    size_t size, psize;
+    const uint8_t *emb, *payload;
+    WaiSequenceInfo info;
+    uint32_t idx;
+    if (wai_read_file(path, (size_t)1 << 30, &buf, &size) < 0) return -1;
+    if (wai_seqhdr_parse(buf, size, &info, &emb) < 0 || info.unit_size > size ||
+        wai_frame_parse(buf + info.unit_size, size - info.unit_size, &idx, &payload, &psize) < 0 ||
+        memcmp(info.model_sha256, m->sha256, 32) || !(rgb = malloc((size_t)info.width * 3))) {
+        free(buf);
+        return -1;
+    }
+    WaiDsp cpu, cap;
+    wai_dsp_init(&cpu, WAI_KERNELS_AUTO);
+    cap = cpu;
+    cap.run_layers = capture_layers;
+    cap.backend = &cpu;
+    cap_gs = m->gs;
+    /* a one-row window: nothing is converted, the decode stops at g_s */
+    wai_payload_decode(m, &cap, payload, psize, info.width, info.height, 0, 0, info.width, 1,
+                       rgb, (ptrdiff_t)info.width * 3);
+    free(rgb);
+    free(buf);
+    *W = (int)info.width;
+    *H = (int)info.height;
+    return cap_y ? 0 : -1;
+}
+
 int main(int argc, char **argv)
 {
     const char *model_path = NULL, *policies = "c/1,avx2/1,avx512/1,auto/1,auto/0";
     const char *gs_policies = NULL;
-    const char *cases = "gs,layers,convt,conv,igdn";
+    const char *cases = "synthesis,gs,layers,convt,conv,igdn";
+    const char *stream_path = NULL;
     int W = 768, H = 512;
     for (int a = 1; a < argc; a++) {
         if (!strcmp(argv[a], "--model") && a + 1 < argc) model_path = argv[++a];
@@ -252,10 +365,11 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[a], "--policies") && a + 1 < argc) policies = argv[++a];
         else if (!strcmp(argv[a], "--gs-policies") && a + 1 < argc) gs_policies = argv[++a];
         else if (!strcmp(argv[a], "--cases") && a + 1 < argc) cases = argv[++a];
+        else if (!strcmp(argv[a], "--stream") && a + 1 < argc) stream_path = argv[++a];
         else {
             fprintf(stderr, "usage: wai-bench --model M.whm [--size WxH] [--reps N] "
                             "[--policies KERNELS/THREADS,...] [--gs-policies KERNELS/THREADS,...]\n"
-                            "       [--cases gs,layers,convt,conv,igdn]\n");
+                            "       [--cases synthesis,gs,layers,convt,conv,igdn] [--stream F.wai]\n");
             return 2;
         }
     }
@@ -290,13 +404,21 @@ int main(int argc, char **argv)
 
     pol = pol_g;
     n_pol = n_pol_g;
-    if (m && (has_case(cases, "gs") || has_case(cases, "layers"))) {
+    if (m && (has_case(cases, "gs") || has_case(cases, "layers") || has_case(cases, "synthesis"))) {
         WaiGeometry g;
+        if (stream_path && stream_y(m, stream_path, &W, &H) < 0) {
+            fprintf(stderr, "wai-bench: cannot take y_hat from %s (with this model)\n", stream_path);
+            return 3;
+        }
         if (wai_geometry(m, (uint32_t)W, (uint32_t)H, &g) < 0) return 3;
         const size_t ny = (size_t)g.y.c * g.y.h * g.y.w;
-        int32_t *y = malloc(ny * sizeof(*y));
-        for (size_t e = 0; e < ny; e++) /* y_hat-like: small integers in Q12 plus a mean */
-            y[e] = (int32_t)(rrange(-2, 2) * 4096 + rrange(-2048, 2048));
+        int32_t *y = cap_y;
+        if (y && (cap_shape.c != g.y.c || cap_shape.h != g.y.h || cap_shape.w != g.y.w)) return 3;
+        if (!y) {
+            y = malloc(ny * sizeof(*y));
+            for (size_t e = 0; e < ny; e++) /* y_hat-like: small integers in Q12 plus a mean */
+                y[e] = (int32_t)(rrange(-2, 2) * 4096 + rrange(-2048, 2048));
+        }
         double total = 0;
         WaiShape s = g.y;
         for (uint32_t k = 0; k < m->n_gs; k++) {
@@ -305,9 +427,15 @@ int main(int argc, char **argv)
             total += layer_macs(&m->gs[k], s, o);
             s = o;
         }
-        char title[128];
+        char title[256];
+        if (has_case(cases, "synthesis")) {
+            snprintf(title, sizeof(title), "synthesis (g_s in the decoder's stripes, RGB8) %s, %dx%d (y %s)",
+                     m->name, W, H, cap_y ? "the stream's" : "random");
+            bench_synthesis(title, m, &g, y, total);
+        }
         if (has_case(cases, "gs")) {
-            snprintf(title, sizeof(title), "g_s %s, %dx%d (y %dx%dx%d)", m->name, W, H, g.y.c, g.y.h, g.y.w);
+            snprintf(title, sizeof(title), "g_s %s, %dx%d (y %dx%dx%d%s)", m->name, W, H, g.y.c,
+                     g.y.h, g.y.w, cap_y ? ", the stream's" : ", random");
             bench_layers(title, m->gs, m->n_gs, y, g.y, total, NULL, NULL);
         }
         if (has_case(cases, "layers")) {
