@@ -638,7 +638,14 @@ static void ana_conv_k(const WaiAnaConv *a)
 
 void INIT_FN(WaiDsp *dsp)
 {
+#if defined(__FLT_EVAL_METHOD__) && __FLT_EVAL_METHOD__ == 2
+    /* x87 (i386 without SSE): vector operations lowered to x87 need not round each product
+     * to float as C's assignments do; the reference's loop is the one that does */
+    (void)ana_conv_k;
+    dsp->ana_conv = wai_ana_conv_ref;
+#else
     dsp->ana_conv = ana_conv_k;
+#endif
     dsp->conv = conv_k;
     dsp->convt = convt_k;
     dsp->igdn = igdn_k;

@@ -322,7 +322,10 @@ static void conv_job(void *ctx, int job)
                     if (ox < c->lo[kx] || ox > c->hi[kx]) continue;
                     const float xv = in[toff[t] + ox];
                     const float *wr = l->wt + ((size_t)i * kk + widx[t]) * cw;
-                    for (int o = 0; o < l->cout; o++) acc[o] = acc[o] + wr[o] * xv;
+                    for (int o = 0; o < l->cout; o++) {
+                        const float pr = wr[o] * xv; /* rounded to float (x87: here) */
+                        acc[o] = acc[o] + pr;
+                    }
                 }
             }
             for (int o = 0; o < l->cout; o++) orow[(size_t)o * c->plane + ox] = acc[o];
