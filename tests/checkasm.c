@@ -679,6 +679,19 @@ static int cmp_double(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+/* Per timed policy (0: the reference, then the sets): median with min-max and GMAC/s. */
+static void print_medians(const char *name, double t[][32], int ns, int reps, double macs)
+{
+    printf("%s (%.2f GMAC)\n", name, macs * 1e-9);
+    for (int si = 0; si < ns; si++) {
+        qsort(t[si], (size_t)reps, sizeof(double), cmp_double);
+        const double med = t[si][reps / 2];
+        printf("  %-10s median %8.2f ms  (min %8.2f, max %8.2f)  %6.2f GMAC/s\n",
+               si == 0 ? "reference" : sets[si - 1].name, med * 1e3, t[si][0] * 1e3,
+               t[si][reps - 1] * 1e3, macs / med * 1e-9);
+    }
+}
+
 static void bench_case(const char *name, Case *c, double macs, int reps)
 {
     const size_t n = (size_t)c->l.cout * c->oh * c->ow;
@@ -696,14 +709,7 @@ static void bench_case(const char *name, Case *c, double macs, int reps)
             if (si == 0) memcpy(want, out, n * sizeof(*out));
             else CHECK(!memcmp(out, want, n * sizeof(*out))); /* rep 0 runs the reference first */
         }
-    printf("%s (%.2f GMAC)\n", name, macs * 1e-9);
-    for (int si = 0; si < ns; si++) {
-        qsort(t[si], (size_t)reps, sizeof(double), cmp_double);
-        const double med = t[si][reps / 2];
-        printf("  %-10s median %8.2f ms  (min %8.2f, max %8.2f)  %6.2f GMAC/s\n",
-               si == 0 ? "reference" : sets[si - 1].name, med * 1e3, t[si][0] * 1e3,
-               t[si][reps - 1] * 1e3, macs / med * 1e-9);
-    }
+    print_medians(name, t, ns, reps, macs);
     free(out);
     free(want);
 }
@@ -774,14 +780,7 @@ static void bench_ana(int reps)
             t[si][r] = now() - t0;
             if (si && r + k >= 1) CHECK(!memcmp(c.out, want, (size_t)64 * 1000 * sizeof(float)));
         }
-    printf("ana conv (float) 64->64, 25 taps, 64 rows of 1000, 1 thread (%.2f GMAC)\n", macs * 1e-9);
-    for (int si = 0; si < ns; si++) {
-        qsort(t[si], (size_t)reps, sizeof(double), cmp_double);
-        const double med = t[si][reps / 2];
-        printf("  %-10s median %8.2f ms  (min %8.2f, max %8.2f)  %6.2f GMAC/s\n",
-               si == 0 ? "reference" : sets[si - 1].name, med * 1e3, t[si][0] * 1e3,
-               t[si][reps - 1] * 1e3, macs / med * 1e-9);
-    }
+    print_medians("ana conv (float) 64->64, 25 taps, 64 rows of 1000, 1 thread", t, ns, reps, macs);
     free(want);
     ana_free(&c);
 }

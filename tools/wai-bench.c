@@ -87,6 +87,42 @@ static int cmp_double(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+/* A case's lines: per policy the wall and CPU medians (min-max) and MAC rates (per thread for
+ * several threads), the speed-up of more threads over fewer with the same kernel set, the load. */
+static void report(const char *name, uint64_t want, double t[][MAX_REPS], double c[][MAX_REPS],
+                   double macs)
+{
+    printf("%s  [output hash %016" PRIx64 ", equal for every policy]\n", name, want);
+    for (int p = 0; p < n_pol; p++) {
+        qsort(t[p], (size_t)reps, sizeof(double), cmp_double);
+        qsort(c[p], (size_t)reps, sizeof(double), cmp_double);
+        const double med = t[p][reps / 2], cmed = c[p][reps / 2];
+        printf("  %-16s wall median %9.2f ms (min %9.2f, max %9.2f)  cpu median %9.2f ms",
+               pol[p].name, med * 1e3, t[p][0] * 1e3, t[p][reps - 1] * 1e3, cmed * 1e3);
+        if (macs > 0) {
+            printf("  %6.2f GMAC/s wall, %6.2f per cpu-s", macs / med * 1e-9, macs / cmed * 1e-9);
+            if (pol[p].dsp.threads > 1)
+                printf(", %6.2f per thread", macs / med * 1e-9 / pol[p].dsp.threads);
+        }
+        printf("\n");
+    }
+    /* speed-up of more threads over fewer, same kernel set (ratio of wall medians) */
+    for (int a = 0; a < n_pol; a++)
+        for (int b = 0; b < n_pol; b++) {
+            if (a == b || pol[a].dsp.threads >= pol[b].dsp.threads ||
+                strcmp(pol[a].kernels, pol[b].kernels))
+                continue;
+            printf("  speed-up %s -> %s: %.2fx (wall medians)\n", pol[a].name, pol[b].name,
+                   t[a][reps / 2] / t[b][reps / 2]);
+        }
+    /* the load during this case (Linux; elsewhere nothing is printed) */
+    FILE *la = fopen("/proc/loadavg", "r");
+    char buf[128];
+    if (la && fgets(buf, sizeof(buf), la)) printf("  load average after this case: %s", buf);
+    if (la) fclose(la);
+    fflush(stdout);
+}
+
 /* Runs `layers` on `in` with every policy, reps times, rotating the order. */
 static void bench_layers(const char *name, const WaiLayer *layers, uint32_t n, const int32_t *in,
                          WaiShape s, double macs, int32_t **keep, WaiShape *keep_shape)
@@ -123,32 +159,7 @@ static void bench_layers(const char *name, const WaiLayer *layers, uint32_t n, c
                 free(out);
             }
         }
-    printf("%s  [output hash %016" PRIx64 ", equal for every policy]\n", name, want);
-    for (int p = 0; p < n_pol; p++) {
-        qsort(t[p], (size_t)reps, sizeof(double), cmp_double);
-        qsort(c[p], (size_t)reps, sizeof(double), cmp_double);
-        const double med = t[p][reps / 2], cmed = c[p][reps / 2];
-        printf("  %-16s wall median %9.2f ms (min %9.2f, max %9.2f)  cpu median %9.2f ms",
-               pol[p].name, med * 1e3, t[p][0] * 1e3, t[p][reps - 1] * 1e3, cmed * 1e3);
-        if (macs > 0)
-            printf("  %6.2f GMAC/s wall, %6.2f per cpu-s", macs / med * 1e-9, macs / cmed * 1e-9);
-        printf("\n");
-    }
-    /* speed-up of more threads over fewer, same kernel set (ratio of wall medians) */
-    for (int a = 0; a < n_pol; a++)
-        for (int b = 0; b < n_pol; b++) {
-            if (a == b || pol[a].dsp.threads >= pol[b].dsp.threads ||
-                strcmp(pol[a].kernels, pol[b].kernels))
-                continue;
-            printf("  speed-up %s -> %s: %.2fx (wall medians)\n", pol[a].name, pol[b].name,
-                   t[a][reps / 2] / t[b][reps / 2]);
-        }
-    /* the load during this case (Linux; elsewhere nothing is printed) */
-    FILE *la = fopen("/proc/loadavg", "r");
-    char buf[128];
-    if (la && fgets(buf, sizeof(buf), la)) printf("  load average after this case: %s", buf);
-    if (la) fclose(la);
-    fflush(stdout);
+    report(name, want, t, c, macs);
 }
 
 /* wai_synthesis() (g_s in stripes, as the decoder runs it, then RGB8) with every policy. */
@@ -181,23 +192,7 @@ static void bench_synthesis(const char *name, const WaiModel *m, const WaiGeomet
             }
         }
     free(rgb);
-    printf("%s  [output hash %016" PRIx64 ", equal for every policy]\n", name, want);
-    for (int p = 0; p < n_pol; p++) {
-        qsort(t[p], (size_t)reps, sizeof(double), cmp_double);
-        qsort(c[p], (size_t)reps, sizeof(double), cmp_double);
-        const double med = t[p][reps / 2], cmed = c[p][reps / 2];
-        printf("  %-16s wall median %9.2f ms (min %9.2f, max %9.2f)  cpu median %9.2f ms"
-               "  %6.2f GMAC/s wall, %6.2f per cpu-s, %6.2f per thread\n",
-               pol[p].name, med * 1e3, t[p][0] * 1e3, t[p][reps - 1] * 1e3, cmed * 1e3,
-               macs / med * 1e-9, macs / cmed * 1e-9,
-               macs / med * 1e-9 / (pol[p].dsp.threads > 1 ? pol[p].dsp.threads : 1));
-    }
-    for (int a = 0; a < n_pol; a++)
-        for (int b = 0; b < n_pol; b++)
-            if (a != b && pol[a].dsp.threads < pol[b].dsp.threads && !strcmp(pol[a].kernels, pol[b].kernels))
-                printf("  speed-up %s -> %s: %.2fx (wall medians)\n", pol[a].name, pol[b].name,
-                       t[a][reps / 2] / t[b][reps / 2]);
-    fflush(stdout);
+    report(name, want, t, c, macs);
 }
 
 static double layer_macs(const WaiLayer *l, WaiShape in, WaiShape out)
