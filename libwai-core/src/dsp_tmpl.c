@@ -574,6 +574,9 @@ static void igdn_k(const WaiLayer *l, int32_t *x, int h, int w, int y0, int y1)
 #define ANA_MV 3
 #endif
 typedef float vfl __attribute__((vector_size(ANA_FL * 4)));
+/* what a call may read past its operands (dsp.h) */
+_Static_assert(ANA_MV * ANA_FL <= WAI_ANA_SLACK, "ana_conv_k reads past WAI_ANA_SLACK");
+_Static_assert(ANA_NO <= WAI_ANA_NO_MAX, "ana_conv_k reads past WAI_ANA_NO_MAX channels");
 #if defined(__FLT_EVAL_METHOD__) && __FLT_EVAL_METHOD__ == 2 /* as SPLAT above */
 #define ANA_SPLAT(v, x) vfl v; for (int e_ = 0; e_ < ANA_FL; e_++) v[e_] = (x)
 #else
