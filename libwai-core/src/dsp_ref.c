@@ -246,8 +246,10 @@ void wai_ana_conv_ref(const WaiAnaConv *a)
             float acc = a->bias[n];
             for (int i = 0; i < a->cin; i++)
                 for (int t = 0; t < a->ntaps; t++) {
+                    /* toff may be negative (a tap left of the first column): signed offsets */
+                    const float *xi = a->in + (size_t)i * a->cstride;
                     const float p = a->w[((size_t)i * a->kk + a->widx[t]) * a->wstride + n] *
-                                    a->in[(size_t)i * a->cstride + a->toff[t] + x];
+                                    xi[a->toff[t] + x];
                     acc = acc + p;
                 }
             a->out[(size_t)n * a->ostride + x] = acc;
