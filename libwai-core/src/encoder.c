@@ -32,11 +32,12 @@ enum { ANA_CONV = 1, ANA_LRELU = 3, ANA_GDN = 5 };
 typedef struct AnaLayer {
     int type;
     int cin, cout, k, stride, pad;
-    float *w, *b;         /* conv: [cout][cin][k][k], [cout] */
+    float *w, *b;         /* conv, as read: [cout][cin][k][k], [cout] (freed once packed) */
     float slope;          /* leaky ReLU */
-    float *beta, *gamma;  /* GDN: [C], [C][C] (effective values) */
-    /* for the kernels (WaiAnaConv), WAI_ANA_NO_MAX zero channels after cout: conv weights
-     * [cin][k][k][cout + pad] and bias; GDN gamma transposed [C][C + pad] and beta */
+    float *beta, *gamma;  /* GDN, as read: [C], [C][C] (effective values; freed once packed) */
+    /* what the encoder keeps, for the kernels (WaiAnaConv), WAI_ANA_NO_MAX zero channels after
+     * cout: conv weights [cin][k][k][cout + pad] and bias; GDN gamma transposed [C][C + pad]
+     * and beta */
     float *wt, *bt;
 } AnaLayer;
 
@@ -142,6 +143,9 @@ static int parse_layer(WaiReader *r, AnaLayer *l, int *ch)
                 for (size_t t = 0; t < kk; t++)
                     l->wt[(i * kk + t) * cw + o] = l->w[(o * cin + i) * kk + t];
         }
+        free(l->w);
+        free(l->b);
+        l->w = l->b = NULL;
         *ch = (int)cout;
     } else if (l->type == ANA_LRELU) {
         uint32_t u = wai_read32(r);
@@ -168,6 +172,9 @@ static int parse_layer(WaiReader *r, AnaLayer *l, int *ch)
             l->bt[i] = l->beta[i];
             for (size_t j = 0; j < c; j++) l->wt[j * cw + i] = l->gamma[i * c + j];
         }
+        free(l->beta);
+        free(l->gamma);
+        l->beta = l->gamma = NULL;
     } else {
         return WAI_ERR_MODEL_INVALID;
     }
@@ -311,7 +318,7 @@ static void conv_job(void *ctx, int job)
         for (int ox = 0; ox < y->w; ox++) {
             if (ox == c->LO && c->LO <= c->HI) ox = c->HI + 1;
             if (ox >= y->w) break;
-            for (int o = 0; o < l->cout; o++) acc[o] = l->b[o];
+            for (int o = 0; o < l->cout; o++) acc[o] = l->bt[o];
             for (int i = 0; i < l->cin; i++) {
                 const float *in = c->ph + (size_t)i * c->pplane;
                 for (int t = 0; t < nt; t++) {
