@@ -11,7 +11,7 @@
  *     cases: synthesis (g_s in stripes and RGB8, as the decoder runs it), gs (whole g_s on
  *     the whole tensor), layers (per-layer g_s profile, whole tensors), convt, conv, igdn
  *     (MAC rates count each layer's MACs once: the stripes' overlap rows are extra work)
- *   --stream F.wai: gs and layers on the y_hat of F's first frame (a real picture's latents,
+ *   --stream F.wai: synthesis, gs and layers on the y_hat of F's first frame (a real picture's latents,
  *     which random ones are not: they drive activations far past a real decode's), at F's
  *     size; --model must be F's model
  * After each case, for every two policies of the same kernel set with different thread
