@@ -111,9 +111,9 @@ static void test_geometry(void)
     /* 1000x8: Wp = 16 * 64 = 1024, 16 times 1x1's latents */
     check_geo(1000, 8, 1024, 64, 16, 64, 3328, 294912);
 
-    /* The estimate: 3 w h + 4 |y| + max(4 (|z| + P_hs) + |y|, G).
-     * 1x1, h_s phase 4 (2 + 208) + 64 = 904. g_s whole: G = 4 * 18432 = 73728:
-     * 3 + 256 + 73728 */
+    /* The estimate: 3 w h + 4 |y| + max(4 |z| + |y| + H, G), H = 4 P_hs whole, 8 Q_hs in
+     * stripes. 1x1, h_s phase whole 4 * 2 + 64 + 4 * 208 = 904. g_s whole: G = 4 * 18432 =
+     * 73728: 3 + 256 + 73728 */
     CHECK_EQ(work_of(1, 1, 0, 1, 0, 1), 73987);
     /* In stripes: one stripe, output row [0, 1). Windows (spec 10) from the last layer back:
      * each convT s2 k5 p2 needs input rows [0, 2) for output rows [0, 1) or [0, 2), whose own
@@ -134,6 +134,20 @@ static void test_geometry(void)
     /* display rows [3, 5) of 64x64, 1-row stripes: stripe [3, 4) needs layer 6 input [1, 3),
      * then layer 4 input [0, 3) (output 6 rows: 6x6x32 = 1152 = Q): 12288 + 256 + 9216 */
     CHECK_EQ(work_of(64, 64, 3, 2, 1, 0), 21760);
+    /* h_s larger than g_s's stripes: its middle layer 5 -> 3000 channels. 64x64: tensors 2,
+     * 5x2x2 = 20, 3000x4x4 = 48000, 48000 (leaky ReLU in place), 8x4x4 = 128; P_hs = 96000.
+     * Automatic R_hs = min(4, 8 MiB * 4 / (4 * 96000)) = 4, a multiple of z_down / y_down = 4:
+     * one stripe, windows the whole tensors, Q_hs = 48000, H = 384000; h_s phase 8 + 64 +
+     * 384000 beats G = 98304: 12288 + 256 + 384072. In 1-row stripes (R_hs = 1 / 16, at least
+     * 1) every row of y needs the convT's whole output: Q_hs the same. Whole: 4 P_hs, again
+     * 384000, beside G = 4 * 18432. */
+    hs[2] = conv(WAI_LAYER_CONVT, 5, 3000, 5, 2, 2, 1);
+    hs[3] = act(WAI_LAYER_LRELU, 3000);
+    hs[4] = conv(WAI_LAYER_CONV, 3000, 8, 3, 1, 1, 0);
+    CHECK_EQ(work_of(64, 64, 0, 64, 0, 0), 396616);
+    CHECK_EQ(work_of(64, 64, 0, 64, 1, 0), 396616);
+    CHECK_EQ(work_of(64, 64, 0, 64, 0, 1), 396616);
+    build_geo();
     {
         WaiGeometry g;
         WaiDsp d;
@@ -488,7 +502,7 @@ typedef struct StripeCase {
     int n;
 } StripeCase;
 
-static void stripe_case(StripeCase *t, uint64_t *rs, int cin)
+static void stripe_case(StripeCase *t, uint64_t *rs, int cin, int last_cout)
 {
     memset(t, 0, sizeof(*t));
     t->n = (int)tu_range(rs, 1, SL_MAX);
@@ -498,7 +512,7 @@ static void stripe_case(StripeCase *t, uint64_t *rs, int cin)
         const int last = k == t->n - 1;
         const int kind = last ? (int)tu_range(rs, 0, 1) : (int)tu_range(rs, 0, 3);
         if (kind <= 1) {
-            const int cout = last ? 3 : (int)tu_range(rs, 1, 6);
+            const int cout = last ? last_cout : (int)tu_range(rs, 1, 6);
             const int kk = (int)tu_range(rs, 1, 7), st = (int)tu_range(rs, 1, kind ? 4 : 3);
             if (kind) /* convT */
                 *l = conv(WAI_LAYER_CONVT, c, cout, kk, st, (int)tu_range(rs, 0, (kk - 1) / 2),
@@ -562,7 +576,7 @@ static void test_stripes(void)
     for (int iter = 0; iter < 400; iter++) {
         StripeCase t;
         const int cin = (int)tu_range(&rs, 1, 5);
-        stripe_case(&t, &rs, cin);
+        stripe_case(&t, &rs, cin, 3);
         const WaiShape ys = { cin, (int)tu_range(&rs, 1, 24), (int)tu_range(&rs, 1, 13) };
         /* a list that upsamples a lot makes large tensors: cases stay under 2^16 elements */
         const double size = stripe_case_size(&t, ys);
@@ -632,6 +646,90 @@ static void test_stripes(void)
     CHECK_EQ(bad, 0);
 }
 
+/* ---- striped h_s (graph.c, spec 10): the same for wai_hyper(). Random lists ending in 2 n_y
+ * channels; the expected index and mean come from wai_run_layers() on the whole tensor and
+ * wai_scale_index(). The h_s stripe height is stripe_rows / y_down (at least 1), or automatic
+ * from pair_hs, which is drawn here so that automatic heights vary too. */
+static void test_hyper_stripes(void)
+{
+    uint64_t rs = 2027;
+    int cases = 0, bad = 0;
+    WaiDsp sets[3];
+    WaiKernels env_k;
+    const char *env = getenv("WAI_KERNELS");
+    const int from_env = env && *env && wai_kernels_from_name(env, &env_k) == 0;
+    wai_dsp_init_ref(&sets[0]);
+    wai_dsp_init(&sets[1], from_env ? env_k : WAI_KERNELS_C);
+    wai_dsp_init(&sets[2], from_env ? env_k : WAI_KERNELS_AUTO);
+    int32_t hs_thr[15];
+    for (int k = 0; k < 15; k++) hs_thr[k] = -(1 << 20) + k * (1 << 17);
+    for (int iter = 0; iter < 300; iter++) {
+        StripeCase t;
+        const int cin = (int)tu_range(&rs, 1, 5), ny = (int)tu_range(&rs, 1, 3);
+        stripe_case(&t, &rs, cin, 2 * ny);
+        const WaiShape zs = { cin, (int)tu_range(&rs, 1, 12), (int)tu_range(&rs, 1, 9) };
+        const double size = stripe_case_size(&t, zs);
+        if (size < 1 || size > 65536) continue;
+        const size_t nz = (size_t)zs.c * zs.h * zs.w;
+        int32_t *z = malloc(nz * sizeof(*z)), *full = NULL;
+        for (size_t e = 0; e < nz; e++) z[e] = (int32_t)tu_range(&rs, -9000, 9000);
+        WaiShape os;
+        if (wai_run_layers(&sets[0], t.l, (uint32_t)t.n, z, zs, &full, &os) < 0) {
+            free(z);
+            continue;
+        }
+        cases++;
+        WaiModel m;
+        memset(&m, 0, sizeof(m));
+        m.n_hs = (uint32_t)t.n;
+        m.hs = t.l;
+        m.n_scales = 16;
+        m.thresholds_q12 = hs_thr;
+        m.y_down = (uint32_t)tu_range(&rs, 1, 16);
+        m.z_down = m.y_down * (uint32_t)tu_range(&rs, 1, 4);
+        WaiGeometry g;
+        memset(&g, 0, sizeof(g));
+        g.z = zs;
+        g.y = (WaiShape){ ny, os.h, os.w };
+        g.pair_hs = (size_t)tu_range(&rs, 1 << 20, 1 << 24);
+        const size_t n_y = (size_t)ny * os.h * os.w;
+        uint8_t *want_i = malloc(n_y), *got_i = malloc(n_y);
+        int32_t *want_m = malloc(n_y * sizeof(int32_t)), *got_m = malloc(n_y * sizeof(int32_t));
+        for (size_t e = 0; e < n_y; e++) {
+            want_i[e] = (uint8_t)wai_scale_index(&m, full[e]);
+            want_m[e] = full[n_y + e];
+        }
+        const int yd = (int)m.y_down;
+        const int heights[] = { 0, 1, yd, 2 * yd, 3 * yd, yd * (int)tu_range(&rs, 1, os.h), 1 << 20 };
+        for (size_t h = 0; h < sizeof(heights) / sizeof(heights[0]); h++) {
+            WaiDsp d = sets[(iter + h) % 3];
+            wai_dsp_set_threads(&d, 1 + (int)((iter + h) % 3));
+            d.stripe_rows = heights[h];
+            memset(got_i, 0xEE, n_y);
+            memset(got_m, 0xEE, n_y * sizeof(int32_t));
+            const int r = wai_hyper(&m, &d, &g, z, got_i, got_m);
+            const int diff = r != 0 || memcmp(got_i, want_i, n_y) || memcmp(got_m, want_m, n_y * sizeof(int32_t));
+            if (diff && bad < 5) {
+                fprintf(stderr, "hyper stripes: case %d (%d layers, z %dx%dx%d, y_down %d) stripe_rows %d: "
+                        "r %d, outputs differ\n", iter, t.n, zs.c, zs.h, zs.w, yd, heights[h], r);
+                for (int k = 0; k < t.n; k++)
+                    fprintf(stderr, "  layer %d: type %d k %d s %d p %d op %d\n", k, t.l[k].type,
+                            t.l[k].kh, t.l[k].stride, t.l[k].pad, t.l[k].out_pad);
+            }
+            bad += diff;
+        }
+        free(want_i);
+        free(got_i);
+        free(want_m);
+        free(got_m);
+        free(full);
+        free(z);
+    }
+    printf("hyper stripes: %d random layer lists\n", cases);
+    CHECK(cases >= 150);
+    CHECK_EQ(bad, 0);
+}
+
 int main(void)
 {
     wai_dsp_init_ref(&dsp);
@@ -643,5 +741,6 @@ int main(void)
     test_hyper();
     test_synthesis();
     test_stripes();
+    test_hyper_stripes();
     return tu_finish("test_graph");
 }

@@ -340,71 +340,67 @@ static void run_rows(const WaiDsp *dsp, WaiPool **pool, uint32_t rows, double wo
 
 int wai_scale_index(const WaiModel *m, int32_t scale_q12)
 {
-    /* least k in [0, n_scales - 1) with s <= threshold[k], else n_scales - 1; thresholds
-     * strictly increase, so binary search for the first threshold >= s */
-    uint32_t lo = 0, hi = m->n_scales ? m->n_scales - 1 : 0;
-    while (lo < hi) {
-        const uint32_t mid = lo + (hi - lo) / 2;
+    /* least k in [0, n_scales - 1) with s <= threshold[k], else n_scales - 1. The thresholds
+     * strictly increase, so that k is the count of thresholds below s: a lower bound by
+     * halving without branches (a fixed number of steps, the comparison picked by a
+     * conditional move), as a branching binary search mispredicts on every other element and
+     * h_s calls this for each element of y. */
+    const int32_t *t = m->thresholds_q12, *b = t;
+    size_t n = m->n_scales ? m->n_scales - 1 : 0;
+    if (!n) return 0;
+    while (n > 1) {
+        const size_t half = n / 2;
 #if defined(WAI_PLANTED_FAULT_GRAPH_SCALE_INDEX) || defined(WAI_PLANTED_FAULT_VEC_SCALE_STRICT)
-        if (scale_q12 < m->thresholds_q12[mid]) /* planted: s == threshold goes one up */
+        b = b[half - 1] <= scale_q12 ? b + half : b; /* planted: s == threshold goes one up */
 #else
-        if (scale_q12 <= m->thresholds_q12[mid])
+        b = b[half - 1] < scale_q12 ? b + half : b;
 #endif
-            hi = mid;
-        else
-            lo = mid + 1;
+        n -= half;
     }
+#if defined(WAI_PLANTED_FAULT_GRAPH_SCALE_INDEX) || defined(WAI_PLANTED_FAULT_VEC_SCALE_STRICT)
+    int lo = (int)(b - t) + (*b <= scale_q12);
+#else
+    int lo = (int)(b - t) + (*b < scale_q12);
+#endif
 #ifdef WAI_PLANTED_FAULT_VEC_SCALE_LAST
     /* planted: a scale above the last threshold takes the last threshold's table */
-    if (m->n_scales > 1 && lo == m->n_scales - 1) lo--;
+    if (m->n_scales > 1 && lo == (int)m->n_scales - 1) lo--;
 #endif
-    return (int)lo;
+    return lo;
 }
 
+/* h_s output rows [y0, y0 + rows) of every channel (p: 2 n_y planes of `rows` rows each, a
+ * stripe or the whole tensor) into the index and the mean of y. A job's row t is channel
+ * t / rows, row t % rows. */
 typedef struct HyperOut {
     const WaiModel *m;
     const int32_t *p;
     uint8_t *y_index;
     int32_t *y_mean;
-    size_t ny, w;
+    size_t hy, w;          /* y's rows and columns */
+    uint32_t n_y, y0, rows;
 } HyperOut;
 
 static void hyper_rows(void *ctx, uint32_t r0, uint32_t r1)
 {
     const HyperOut *h = ctx;
-    for (size_t e = (size_t)r0 * h->w; e < (size_t)r1 * h->w; e++) {
+    const size_t plane = (size_t)h->rows * h->w;
+    for (uint32_t t = r0; t < r1; t++) {
+        const uint32_t c = t / h->rows, row = t % h->rows;
+        const int32_t *scale = h->p + (size_t)c * plane + (size_t)row * h->w;
+        const int32_t *mean = scale + (size_t)h->n_y * plane;
+        const size_t e0 = ((size_t)c * h->hy + h->y0 + row) * h->w;
+        for (size_t x = 0; x < h->w; x++) {
 #ifdef WAI_PLANTED_FAULT_VEC_HS_ORDER
-        /* planted: means first, then scales */
-        h->y_index[e] = (uint8_t)wai_scale_index(h->m, h->p[h->ny + e]);
-        h->y_mean[e] = h->p[e];
+            /* planted: means first, then scales */
+            h->y_index[e0 + x] = (uint8_t)wai_scale_index(h->m, mean[x]);
+            h->y_mean[e0 + x] = scale[x];
 #else
-        h->y_index[e] = (uint8_t)wai_scale_index(h->m, h->p[e]);
-        h->y_mean[e] = h->p[h->ny + e];
+            h->y_index[e0 + x] = (uint8_t)wai_scale_index(h->m, scale[x]);
+            h->y_mean[e0 + x] = mean[x];
 #endif
+        }
     }
-}
-
-int wai_hyper(const WaiModel *m, const WaiDsp *dsp, const WaiGeometry *g, const int32_t *z_hat,
-              uint8_t *y_index, int32_t *y_mean)
-{
-    int32_t *p;
-    WaiShape ps;
-    WaiPool *pool = NULL;
-    int r = run_layers_pool(dsp, &pool, m->hs, m->n_hs, z_hat, g->z, &p, &ps);
-    if (r < 0) goto end;
-    if (!shape_eq(ps, (WaiShape){ 2 * g->y.c, g->y.h, g->y.w })) {
-        free(p);
-        r = WAI_ERR_MODEL_INVALID;
-        goto end;
-    }
-    /* spec 6: channels [0, n_y) are scales, [n_y, 2 n_y) means; split by rows of all
-     * channels (row = channel * Hy + y) */
-    HyperOut h = { m, p, y_index, y_mean, (size_t)g->y.c * g->y.h * g->y.w, (size_t)g->y.w };
-    run_rows(dsp, &pool, (uint32_t)g->y.c * (uint32_t)g->y.h, (double)h.ny * 8, hyper_rows, &h);
-    free(p);
-end:
-    wai_pool_destroy(&pool);
-    return r;
 }
 
 static inline uint8_t to_rgb8(int32_t v)
@@ -419,8 +415,8 @@ static inline uint8_t to_rgb8(int32_t v)
     return (uint8_t)(c < 0 ? 0 : c > 255 ? 255 : c);
 }
 
-/* ---- g_s in horizontal stripes (spec 10, informative) ----
- * A stripe is a range of g_s output rows. Each layer runs on a window of its input rows as if
+/* ---- h_s and g_s in horizontal stripes (spec 10, informative) ----
+ * A stripe is a range of a layer list's output rows (g_s: picture rows; h_s: rows of y). Each layer runs on a window of its input rows as if
  * that window were the whole tensor (the kernels' own zero padding at its ends), which gives
  * exactly the full tensor's values at every output row whose terms all lie in the window; the
  * window is chosen so that the rows the next layer needs are such rows. Memory then grows with
@@ -482,15 +478,17 @@ static int stripe_window(const WaiLayer *l, WaiShape in, int o0, int o1, int *i0
 }
 
 typedef struct Stripes {
+    const WaiLayer *layers;
     uint32_t n;            /* layers */
-    WaiShape *shape;       /* shape[k]: input of layer k; shape[n]: g_s output */
+    WaiShape *shape;       /* shape[k]: input of layer k; shape[n]: the list's output */
     int *r0, *r1, *base;   /* per layer input k: rows [r0, r1); base: see stripe_window */
     size_t cap;            /* int32 elements of each of the two stripe buffers */
 } Stripes;
 
-/* The windows of every layer for g_s output rows [y0, y1), and the largest buffer they need. */
-static int stripe_plan(const WaiLayer *layers, Stripes *st, int y0, int y1, size_t *need)
+/* The windows of every layer for output rows [y0, y1), and the largest buffer they need. */
+static int stripe_plan(Stripes *st, int y0, int y1, size_t *need)
 {
+    const WaiLayer *layers = st->layers;
     const uint32_t n = st->n;
     st->r0[n] = y0;
     st->r1[n] = y1;
@@ -532,6 +530,27 @@ static int auto_stripe_rows(const WaiModel *m, const WaiGeometry *g)
     return (int)(rows < unit ? unit : rows);
 }
 
+/* h_s's stripes: rows of y. Set: stripe_rows / y_down (the y rows under a g_s stripe), at
+ * least 1. Automatic: the largest pair within about WAI_HS_STRIPE_BYTES (small enough for the
+ * caches; h_s's windows overlap little), in multiples of z_down / y_down (the y rows of one z
+ * row), at least one such multiple. */
+#define WAI_HS_STRIPE_BYTES ((size_t)8 << 20)
+
+static int hs_stripe_rows(const WaiModel *m, const WaiDsp *dsp, const WaiGeometry *g)
+{
+    const uint64_t hy = (uint64_t)g->y.h, yd = m->y_down ? m->y_down : 1;
+    if (dsp->stripe_rows > 0) {
+        const uint64_t rows = (uint64_t)dsp->stripe_rows / yd;
+        return rows < 1 ? 1 : (int)rows;
+    }
+    const uint64_t pair = g->pair_hs ? (uint64_t)g->pair_hs : 1;
+    const uint64_t unit = m->z_down >= yd && m->z_down % yd == 0 ? m->z_down / yd : 1;
+    uint64_t rows = (uint64_t)WAI_HS_STRIPE_BYTES * hy / (4 * pair); /* < 2^47 / 4 */
+    if (rows > hy) rows = hy;
+    rows = rows / unit * unit;
+    return (int)(rows < unit ? unit : rows);
+}
+
 typedef struct RgbOut {
     const int32_t *p;
     size_t plane;
@@ -559,18 +578,18 @@ static void rgb_rows(void *ctx, uint32_t r0, uint32_t r1)
     }
 }
 
-/* One stripe: g_s output rows [st->r0[n], st->r1[n]) (planned by stripe_plan), converted to
- * the RGB8 rows of the display window they hold. */
-static int run_stripe(const WaiDsp *dsp, WaiPool **pool, const WaiLayer *layers, const Stripes *st,
-                      const int32_t *y_hat, int32_t *buf[2], uint32_t dx, uint32_t dw, uint8_t *rgb,
-                      ptrdiff_t stride, uint32_t disp_y)
+/* One stripe: output rows [st->r0[n], st->r1[n]) (planned by stripe_plan) of the list on the
+ * whole input `in` (shape st->shape[0]), into one of the two buffers: *out, of shape *os. */
+static int run_stripe(const WaiDsp *dsp, WaiPool **pool, const Stripes *st, const int32_t *in,
+                      int32_t *buf[2], const int32_t **out, WaiShape *os_out)
 {
+    const WaiLayer *layers = st->layers;
     const uint32_t n = st->n;
     WaiShape s = { st->shape[0].c, st->r1[0] - st->r0[0], st->shape[0].w };
     const size_t full_plane = (size_t)st->shape[0].h * s.w, rows_plane = (size_t)s.h * s.w;
     int32_t *cur = buf[0], *spare = buf[1];
     for (int c = 0; c < s.c; c++)
-        memcpy(cur + c * rows_plane, y_hat + c * full_plane + (size_t)st->r0[0] * s.w,
+        memcpy(cur + c * rows_plane, in + c * full_plane + (size_t)st->r0[0] * s.w,
                rows_plane * sizeof(*cur));
 
     for (uint32_t k = 0; k < n; k++) {
@@ -598,42 +617,54 @@ static int run_stripe(const WaiDsp *dsp, WaiPool **pool, const WaiLayer *layers,
         spare = t;
         s = (WaiShape){ os.c, b - a, os.w };
     }
-    /* display rows [r0 - disp_y, r1 - disp_y) */
-    RgbOut o = { cur, (size_t)s.h * s.w, (uint32_t)s.w, dx, 0, dw,
-                 rgb + (ptrdiff_t)((uint32_t)st->r0[n] - disp_y) * stride, stride };
-    run_rows(dsp, pool, (uint32_t)s.h, (double)dw * s.h * 3, rgb_rows, &o);
+    *out = cur;
+    *os_out = s;
     return 0;
 }
 
-/* The stripes of display rows [dy, dy + dh): the shapes of g_s (st->shape, st->r0.. allocated
- * here; stripes_free), the stripe height *rows (dsp->stripe_rows, or automatic) and st->cap,
- * the largest window tensor over every stripe (spec 9.2's Q_gs). */
-static int stripes_setup(const WaiModel *m, const WaiDsp *dsp, const WaiGeometry *g, uint32_t dy,
-                         uint32_t dh, Stripes *st, int *rows)
+/* The stripes of output rows [y0, y_end) of a list on input shape `in`, `rows` rows each: the
+ * shapes (st->shape, st->r0.. allocated here; stripes_free) and st->cap, the largest window
+ * tensor over every stripe (spec 9.2's Q). */
+static int stripes_setup(const WaiLayer *layers, uint32_t n, WaiShape in, int y0, int y_end,
+                         int rows, Stripes *st)
 {
-    const uint32_t n = m->n_gs;
     int r;
-    *st = (Stripes){ n, NULL, NULL, NULL, NULL, 0 };
+    *st = (Stripes){ layers, n, NULL, NULL, NULL, NULL, 0 };
     st->shape = malloc((n + 1) * sizeof(*st->shape));
     st->r0 = malloc((n + 1) * 3 * sizeof(int));
     if (!st->shape || !st->r0) return WAI_ERR_NOMEM;
     st->r1 = st->r0 + n + 1;
     st->base = st->r1 + n + 1;
-    st->shape[0] = g->y;
+    st->shape[0] = in;
     for (uint32_t k = 0; k < n; k++)
-        if ((r = layer_out_shape(&m->gs[k], st->shape[k], &st->shape[k + 1])) < 0) return r;
-    int h = dsp->stripe_rows > 0 ? dsp->stripe_rows : auto_stripe_rows(m, g);
-    if ((uint32_t)h > dh) h = (int)dh;
-    *rows = h;
+        if ((r = layer_out_shape(&layers[k], st->shape[k], &st->shape[k + 1])) < 0) return r;
     /* every stripe's plan: the buffers are allocated once, for the largest */
-    const int y_end = (int)(dy + dh);
-    for (int y0 = (int)dy; y0 < y_end; y0 += h) {
-        const int y1 = y_end - y0 < h ? y_end : y0 + h;
+    for (int a = y0; a < y_end; a += rows) {
+        const int b = y_end - a < rows ? y_end : a + rows;
         size_t need;
-        if ((r = stripe_plan(m->gs, st, y0, y1, &need)) < 0) return r;
+        if ((r = stripe_plan(st, a, b, &need)) < 0) return r;
         if (need > st->cap) st->cap = need;
     }
     return 0;
+}
+
+/* g_s's stripes over display rows [dy, dy + dh): dsp->stripe_rows rows, or automatic. */
+static int gs_stripes_setup(const WaiModel *m, const WaiDsp *dsp, const WaiGeometry *g, uint32_t dy,
+                            uint32_t dh, Stripes *st, int *rows)
+{
+    int h = dsp->stripe_rows > 0 ? dsp->stripe_rows : auto_stripe_rows(m, g);
+    if ((uint32_t)h > dh) h = (int)dh;
+    *rows = h;
+    return stripes_setup(m->gs, m->n_gs, g->y, (int)dy, (int)(dy + dh), h, st);
+}
+
+static int hs_stripes_setup(const WaiModel *m, const WaiDsp *dsp, const WaiGeometry *g, Stripes *st,
+                            int *rows)
+{
+    int h = hs_stripe_rows(m, dsp, g);
+    if (h > g->y.h) h = g->y.h;
+    *rows = h;
+    return stripes_setup(m->hs, m->n_hs, g->z, 0, g->y.h, h, st);
 }
 
 static void stripes_free(Stripes *st)
@@ -656,17 +687,23 @@ static int synthesis_striped(const WaiModel *m, const WaiDsp *dsp, const WaiGeom
 #ifdef WAI_PLANTED_FAULT_VEC_CROP_ORIGIN
     dx = dy = 0; /* planted: the window at (0, 0) */
 #endif
-    if ((r = stripes_setup(m, dsp, g, dy, dh, &st, &rows)) < 0) goto end;
+    if ((r = gs_stripes_setup(m, dsp, g, dy, dh, &st, &rows)) < 0) goto end;
     r = WAI_ERR_NOMEM;
     if (!(buf[0] = malloc(st.cap * sizeof(int32_t))) || !(buf[1] = malloc(st.cap * sizeof(int32_t))))
         goto end;
     const int y_end = (int)(dy + dh);
     for (int y0 = (int)dy; y0 < y_end; y0 += rows) {
         const int y1 = y_end - y0 < rows ? y_end : y0 + rows;
+        const int32_t *out;
+        WaiShape os;
         size_t need;
-        if ((r = stripe_plan(m->gs, &st, y0, y1, &need)) < 0 ||
-            (r = run_stripe(dsp, &pool, m->gs, &st, y_hat, buf, dx, dw, rgb, stride, dy)) < 0)
+        if ((r = stripe_plan(&st, y0, y1, &need)) < 0 ||
+            (r = run_stripe(dsp, &pool, &st, y_hat, buf, &out, &os)) < 0)
             goto end;
+        /* display rows [y0 - dy, y1 - dy) */
+        RgbOut o = { out, (size_t)os.h * os.w, (uint32_t)os.w, dx, 0, dw,
+                     rgb + (ptrdiff_t)((uint32_t)y0 - dy) * stride, stride };
+        run_rows(dsp, &pool, (uint32_t)os.h, (double)dw * os.h * 3, rgb_rows, &o);
     }
     r = 0;
 end:
@@ -677,32 +714,100 @@ end:
     return r;
 }
 
-/* Spec 9.2: 3 * width * height + 4 * |y| + max(4 * |z| + |y| + 4 * P_hs, G), G = 8 * Q_gs in
- * stripes (two buffers of the largest window tensor), 4 * P_gs for a backend running g_s whole.
- * The phases: h_s (z_hat, y_index and the means beside h_s's largest pair), the y decode (the
- * index and y_hat: within the first), g_s (y_hat beside its buffers); the picture throughout. */
+/* h_s on z_hat: whole on a backend with run_layers, else in stripes of y rows (spec 10), each
+ * converted to the index and the mean of its rows at once. */
+int wai_hyper(const WaiModel *m, const WaiDsp *dsp, const WaiGeometry *g, const int32_t *z_hat,
+              uint8_t *y_index, int32_t *y_mean)
+{
+    WaiPool *pool = NULL;
+    WaiShape ps;
+    int32_t *p = NULL, *buf[2] = { NULL, NULL };
+    Stripes st = { 0 };
+    int rows, r;
+    HyperOut h = { m, NULL, y_index, y_mean, (size_t)g->y.h, (size_t)g->y.w, (uint32_t)g->y.c, 0, 0 };
+    const double per_row = (double)g->y.w * 8; /* work of one (channel, row) of the output */
+
+    if ((r = walk_shapes(m->hs, m->n_hs, g->z, &ps, &(size_t){ 0 })) < 0) goto end;
+    if (!shape_eq(ps, (WaiShape){ 2 * g->y.c, g->y.h, g->y.w })) {
+        r = WAI_ERR_MODEL_INVALID;
+        goto end;
+    }
+    if (dsp->run_layers) {
+        if ((r = run_layers_pool(dsp, &pool, m->hs, m->n_hs, z_hat, g->z, &p, &ps)) < 0) goto end;
+        if (!shape_eq(ps, (WaiShape){ 2 * g->y.c, g->y.h, g->y.w })) {
+            r = WAI_ERR_MODEL_INVALID;
+            goto end;
+        }
+        /* spec 6: channels [0, n_y) are scales, [n_y, 2 n_y) means */
+        h.p = p;
+        h.rows = (uint32_t)g->y.h;
+        run_rows(dsp, &pool, h.n_y * h.rows, per_row * h.n_y * h.rows, hyper_rows, &h);
+        goto end;
+    }
+    if ((r = hs_stripes_setup(m, dsp, g, &st, &rows)) < 0) goto end;
+    r = WAI_ERR_NOMEM;
+    if (!(buf[0] = malloc(st.cap * sizeof(int32_t))) || !(buf[1] = malloc(st.cap * sizeof(int32_t))))
+        goto end;
+    for (int y0 = 0; y0 < g->y.h; y0 += rows) {
+        const int y1 = g->y.h - y0 < rows ? g->y.h : y0 + rows;
+        const int32_t *out;
+        WaiShape os;
+        size_t need;
+        if ((r = stripe_plan(&st, y0, y1, &need)) < 0 ||
+            (r = run_stripe(dsp, &pool, &st, z_hat, buf, &out, &os)) < 0)
+            goto end;
+        if (os.c != 2 * g->y.c || os.h != y1 - y0) {
+            r = WAI_ERR_INTERNAL;
+            goto end;
+        }
+        h.p = out;
+        h.y0 = (uint32_t)y0;
+        h.rows = (uint32_t)os.h;
+        run_rows(dsp, &pool, h.n_y * h.rows, per_row * h.n_y * h.rows, hyper_rows, &h);
+    }
+    r = 0;
+end:
+    wai_pool_destroy(&pool);
+    free(p);
+    free(buf[0]);
+    free(buf[1]);
+    stripes_free(&st);
+    return r;
+}
+
+/* Spec 9.2: 3 * width * height + 4 * |y| + max(4 * |z| + |y| + H, G). In stripes (the CPU
+ * kernels): H = 8 * Q_hs and G = 8 * Q_gs, two buffers of the largest window tensor of each
+ * list's stripes; a backend running the lists whole: H = 4 * P_hs, G = 4 * P_gs. The phases:
+ * h_s (z_hat, y_index and the means beside h_s's buffers), the y decode (the index and y_hat:
+ * within the first), g_s (y_hat beside its buffers); the picture throughout. */
 int wai_decode_work(const WaiModel *m, const WaiDsp *dsp, const WaiGeometry *g, uint32_t dy,
                     uint32_t dh, size_t *work)
 {
-    size_t nz, ny, t, hyper, synth, total;
+    size_t nz, ny, t, h_s, hyper, synth, total;
     int r;
     *work = 0;
     if (!dh || (uint64_t)dy + dh > g->height) return WAI_ERR_INVALID_ARG;
     if ((r = shape_elems(g->z, &nz)) < 0 || (r = shape_elems(g->y, &ny)) < 0) return r;
-    /* hyper = 4 * (|z| + P_hs) + |y| */
-    if ((r = add_size(nz, g->pair_hs, &t)) < 0 || (r = wai_mul_size(t, 4, &t)) < 0 ||
-        (r = add_size(t, ny, &hyper)) < 0)
-        return r;
     if (dsp->run_layers) {
-        if ((r = wai_mul_size(g->pair_gs, 4, &synth)) < 0) return r;
+        if ((r = wai_mul_size(g->pair_hs, 4, &h_s)) < 0 || (r = wai_mul_size(g->pair_gs, 4, &synth)) < 0)
+            return r;
     } else {
         Stripes st;
         int rows;
-        r = stripes_setup(m, dsp, g, dy, dh, &st, &rows);
-        const size_t cap = st.cap;
+        size_t cap;
+        r = hs_stripes_setup(m, dsp, g, &st, &rows);
+        cap = st.cap;
+        stripes_free(&st);
+        if (r < 0 || (r = wai_mul_size(cap, 8, &h_s)) < 0) return r;
+        r = gs_stripes_setup(m, dsp, g, dy, dh, &st, &rows);
+        cap = st.cap;
         stripes_free(&st);
         if (r < 0 || (r = wai_mul_size(cap, 8, &synth)) < 0) return r;
     }
+    /* hyper = 4 |z| + |y| + H */
+    if ((r = wai_mul_size(nz, 4, &t)) < 0 || (r = add_size(t, ny, &t)) < 0 ||
+        (r = add_size(t, h_s, &hyper)) < 0)
+        return r;
     if ((r = wai_mul_size((size_t)g->width, g->height, &t)) < 0 || (r = wai_mul_size(t, 3, &total)) < 0 ||
         (r = wai_mul_size(ny, 4, &t)) < 0 || (r = add_size(total, t, &total)) < 0 ||
         (r = add_size(total, hyper > synth ? hyper : synth, &total)) < 0)

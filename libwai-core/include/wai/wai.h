@@ -114,11 +114,13 @@ typedef struct WaiSettings {
     int device_index;         /**< which device of its kind; default 0 */
     WaiLogCallback log_callback; /**< error details as they happen; default NULL (none) */
     void *log_opaque;         /**< passed to log_callback; default NULL */
-    int stripe_rows;          /**< output rows the synthesis computes at a time: memory grows
-                                   with the picture's width times this, not its area. 0 =
-                                   automatic (default; $WAI_STRIPE_ROWS overrides): a height
-                                   that keeps the stripes within about 48 MiB. Any value
-                                   gives the same pictures. */
+    int stripe_rows;          /**< output rows the synthesis computes at a time (and the
+                                   hyper-synthesis stripe_rows / y_down rows of the latent, at
+                                   least one): memory grows with the picture's width times
+                                   this, not its area. 0 = automatic (default;
+                                   $WAI_STRIPE_ROWS overrides): a height that keeps the
+                                   stripes within about 48 MiB (8 MiB for the
+                                   hyper-synthesis). Any value gives the same pictures. */
     uint8_t reserved[64 - 2 * sizeof(void *) - sizeof(int)]; /**< zero; for future fields
                                    without an ABI break (log_callback, log_opaque and
                                    stripe_rows took 2 pointers and an int of it) */

@@ -47,6 +47,7 @@ def check_graph(model, width, height):
 
 
 STRIPE_BYTES = 48 << 20     # libwai-core's automatic stripe height keeps g_s's pair within this (10)
+HS_STRIPE_BYTES = 8 << 20   # and h_s's within this (9.2, 10)
 
 
 def stripe_window(layer, in_rows, o0, o1):
@@ -83,15 +84,28 @@ def stripe_rows_auto(model, gs):
     return max(rows, model.y_down)
 
 
-def stripe_tensor_max(model, gs, disp_y, disp_h, rows):
-    """Q_gs of 9.2: the largest window tensor (input or output of a layer's run, or the stripe
-    of g_s's output) over the stripes of `rows` rows covering [disp_y, disp_y + disp_h)."""
+def hs_stripe_rows(model, hs, stripe_rows):
+    """libwai-core's h_s stripe height (9.2): stripe_rows // y_down (at least 1) when set, else
+    the largest pair of h_s within HS_STRIPE_BYTES, in multiples of z_down / y_down."""
+    if stripe_rows:
+        return max(stripe_rows // model.y_down, 1)
+    hy = hs[-1][1]
+    pair = max(n(a) + n(b) for a, b in zip(hs, hs[1:]))
+    unit = model.z_down // model.y_down if model.z_down % model.y_down == 0 else 1
+    rows = min(HS_STRIPE_BYTES * hy // (4 * pair), hy) // unit * unit
+    return max(rows, unit)
+
+
+def stripe_tensor_max(layers, shapes, disp_y, disp_h, rows):
+    """Q_gs (Q_hs) of 9.2: the largest window tensor (input or output of a layer's run, or the
+    stripe of the list's output) over the stripes of `rows` rows covering [disp_y, disp_y +
+    disp_h) of the output of `layers` (g_s or h_s; `shapes` from walk_shapes)."""
     rows = min(rows, disp_h)
     q = 0
     for y0 in range(disp_y, disp_y + disp_h, rows):
         o0, o1 = y0, min(y0 + rows, disp_y + disp_h)
-        q = max(q, gs[-1][0] * (o1 - o0) * gs[-1][2])
-        for layer, (c, h, w), (co, _, wo) in reversed(list(zip(model.g_s, gs, gs[1:]))):
+        q = max(q, shapes[-1][0] * (o1 - o0) * shapes[-1][2])
+        for layer, (c, h, w), (co, _, wo) in reversed(list(zip(layers, shapes, shapes[1:]))):
             a, b, _ = stripe_window(layer, h, o0, o1)
             out_rows = conv_out_size(layer, b - a, 1)[0] if isinstance(layer, ConvLayer) else b - a
             q = max(q, c * (b - a) * w, co * out_rows * wo)
@@ -105,12 +119,13 @@ def n(shape):
 
 def memory_estimate(model, hs, gs, width, height, disp_y, disp_h, stripe_rows=0):
     """`work` of section 9.2, in bytes: g_s in stripes of `stripe_rows` rows (0: libwai-core's
-    automatic height) over the display rows."""
-    p_hs = max(n(a) + n(b) for a, b in zip(hs, hs[1:]))
+    automatic height) over the display rows, h_s in stripes over all rows of y."""
     z, y = n(hs[0]), n(gs[0])
     rows = stripe_rows or stripe_rows_auto(model, gs)
-    q_gs = stripe_tensor_max(model, gs, disp_y, disp_h, rows)
-    return 3 * width * height + 4 * y + max(4 * (z + p_hs) + y, 8 * q_gs)
+    q_gs = stripe_tensor_max(model.g_s, gs, disp_y, disp_h, rows)
+    hy = hs[-1][1]
+    q_hs = stripe_tensor_max(model.h_s, hs, 0, hy, min(hs_stripe_rows(model, hs, stripe_rows), hy))
+    return 3 * width * height + 4 * y + max(4 * z + y + 8 * q_hs, 8 * q_gs)
 
 
 def run(layers, x):
