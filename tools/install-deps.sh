@@ -41,5 +41,24 @@ for p in $pkgs; do
 done
 [ -z "$missing" ] && exit 0
 echo "install-deps: installing$missing"
-$SUDO apt-get update -q
-DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends $missing
+# A mirror caught mid-sync fails `apt-get update` for one index now and then ("File has
+# unexpected size ... Mirror sync in progress?"), and a stale index can leave multiarch packages
+# at versions that do not match: wait and try again rather than fail the whole run.
+tries=0
+until $SUDO apt-get update -q; do
+    tries=$((tries + 1))
+    if [ $tries -ge 4 ]; then
+        echo "install-deps: apt-get update still failing; installing from the indexes it has" >&2
+        break
+    fi
+    echo "install-deps: apt-get update failed (mirror sync?); retrying in $((tries * 30)) s" >&2
+    sleep $((tries * 30))
+done
+tries=0
+until DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends $missing; do
+    tries=$((tries + 1))
+    [ $tries -lt 3 ] || { echo "install-deps: apt-get install failed" >&2; exit 1; }
+    echo "install-deps: apt-get install failed; updating the indexes and retrying in $((tries * 60)) s" >&2
+    sleep $((tries * 60))
+    $SUDO apt-get update -q || true
+done
