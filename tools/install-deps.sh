@@ -18,10 +18,11 @@ SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO=sudo
 # The cross stage (tools/cross-check.sh; WAI_SKIP_CROSS=1 skips both): cross compilers, qemu
 # user emulation, and the target's zlib/nettle/libpng from Debian's multiarch archive.
 # gcc-12-multilib, not gcc-multilib (which would remove gcc-aarch64-linux-gnu).
+cross=""
 if [ "${WAI_SKIP_CROSS:-0}" != 1 ]; then
-    pkgs="$pkgs gcc-aarch64-linux-gnu gcc-12-multilib qemu-user-static"
+    cross="gcc-aarch64-linux-gnu gcc-12-multilib qemu-user-static"
     for a in arm64 i386; do
-        pkgs="$pkgs zlib1g-dev:$a nettle-dev:$a libpng-dev:$a"
+        cross="$cross zlib1g-dev:$a nettle-dev:$a libpng-dev:$a"
         dpkg --print-foreign-architectures | grep -qx "$a" || $SUDO dpkg --add-architecture "$a"
     done
 fi
@@ -35,30 +36,45 @@ fi
 if [ "${WAI_SKIP_DEBIAN:-0}" != 1 ]; then
     pkgs="$pkgs debhelper lintian dh-python"
 fi
-missing=""
-for p in $pkgs; do
-    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
-done
-[ -z "$missing" ] && exit 0
-echo "install-deps: installing$missing"
+missing_of() {
+    for p in "$@"; do
+        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || printf ' %s' "$p"
+    done
+}
+# shellcheck disable=SC2086
+missing=$(missing_of $pkgs); missing_cross=$(missing_of $cross)
+[ -z "$missing$missing_cross" ] && exit 0
+echo "install-deps: installing$missing$missing_cross"
 # A mirror caught mid-sync fails `apt-get update` for one index now and then ("File has
-# unexpected size ... Mirror sync in progress?"), and a stale index can leave multiarch packages
-# at versions that do not match: wait and try again rather than fail the whole run.
+# unexpected size ... Mirror sync in progress?"), and can leave a foreign architecture's
+# security index behind the native one's, so that the multiarch -dev packages of the cross
+# stage cannot be installed beside the native libraries until it catches up: wait and retry,
+# install the native packages on their own, and report the cross packages apart.
 tries=0
 until $SUDO apt-get update -q; do
     tries=$((tries + 1))
-    if [ $tries -ge 4 ]; then
+    if [ $tries -ge 3 ]; then
         echo "install-deps: apt-get update still failing; installing from the indexes it has" >&2
         break
     fi
-    echo "install-deps: apt-get update failed (mirror sync?); retrying in $((tries * 30)) s" >&2
-    sleep $((tries * 30))
+    echo "install-deps: apt-get update failed (mirror sync?); retrying in $((tries * 20)) s" >&2
+    sleep $((tries * 20))
 done
-tries=0
-until DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends $missing; do
-    tries=$((tries + 1))
-    [ $tries -lt 3 ] || { echo "install-deps: apt-get install failed" >&2; exit 1; }
-    echo "install-deps: apt-get install failed; updating the indexes and retrying in $((tries * 60)) s" >&2
-    sleep $((tries * 60))
+install() {   # PACKAGES: one retry after a minute and a fresh update
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends "$@" && return 0
+    echo "install-deps: apt-get install failed; updating the indexes and retrying in 60 s" >&2
+    sleep 60
     $SUDO apt-get update -q || true
-done
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends "$@"
+}
+# shellcheck disable=SC2086
+if [ -n "$missing" ] && ! install $missing; then
+    echo "install-deps: apt-get install failed" >&2
+    exit 1
+fi
+# shellcheck disable=SC2086
+if [ -n "$missing_cross" ] && ! install $missing_cross; then
+    echo "install-deps: the cross stage's packages could not be installed from this mirror:$missing_cross" >&2
+    exit 3
+fi
+exit 0
