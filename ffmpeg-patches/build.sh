@@ -98,6 +98,14 @@ INST=$WORK/install
 log() { printf '%s\n' "build.sh: $*" | tee -a "$LOG" >&2; }
 die() { log "ERROR: $*"; log "see $LOG"; exit 1; }
 run() { log "+ $*"; "$@" >>"$LOG" 2>&1 || die "failed: $*"; }
+# `apt-get update` that survives a mirror caught mid-sync ("File has unexpected size ... Mirror
+# sync in progress?" for one index, often a foreign architecture's): apt keeps every other index
+# it fetched, and whatever is really missing fails where it is used below.
+apt_update() {
+    log "+ $SUDO apt-get update"
+    $SUDO apt-get update >>"$LOG" 2>&1 ||
+        log "WARNING: apt-get update failed (a mirror mid-sync?); going on with the indexes apt has"
+}
 
 # A work dir holds one kind of build (WORK/.mode: full; none: minimal), so that the full build
 # never replaces a minimal one that the tests use, nor the other way round (checked before
@@ -129,7 +137,7 @@ command -v pkg-config >/dev/null 2>&1 || need="$need pkg-config"
 command -v nasm >/dev/null 2>&1 || need="$need nasm"
 [ -f /usr/include/zlib.h ] || need="$need zlib1g-dev"
 if [ -n "$need" ]; then
-    [ "${NO_APT:-0}" = 1 ] || run $SUDO apt-get update
+    [ "${NO_APT:-0}" = 1 ] || apt_update
     # shellcheck disable=SC2086
     apt_install $need
 fi
@@ -162,7 +170,7 @@ if [ ! -d "$SRC/.git" ]; then
     # trixie (source only: no binary package comes from trixie). The system's entries stay.
     if [ -z "$(deb_versions)" ]; then
         [ "${NO_APT:-0}" = 1 ] && die "apt knows no ffmpeg $DEB_SERIES.x source (no deb-src entry for it) and NO_APT=1"
-        run $SUDO apt-get update
+        apt_update
     fi
     if [ -z "$(deb_versions)" ]; then
         case $SERIES in
@@ -179,12 +187,12 @@ if [ ! -d "$SRC/.git" ]; then
                 'Components: main' 'Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg' |
                 $SUDO tee "$f" >/dev/null ;;
         esac
-        run $SUDO apt-get update
+        apt_update
     fi
     avail=$(deb_versions)
     [ -n "$avail" ] || die "apt knows no ffmpeg $DEB_SERIES.x source"
     if [ -n "$DEB_VERSION" ] && ! echo "$avail" | grep -qxF "$DEB_VERSION" && [ "${NO_APT:-0}" != 1 ]; then
-        run $SUDO apt-get update   # the lists may be older than the version asked for
+        apt_update   # the lists may be older than the version asked for
         avail=$(deb_versions)
     fi
     if [ -z "$DEB_VERSION" ]; then
@@ -261,7 +269,7 @@ if [ "$FULL" = 1 ]; then
         log "installing Debian's build dependencies of ffmpeg (apt-get build-dep --arch-only $SRC)"
         if ! $SUDO env DEBIAN_FRONTEND=noninteractive apt-get build-dep -y --arch-only \
                 --no-install-recommends "$SRC" >>"$LOG" 2>&1; then
-            run $SUDO apt-get update   # stale lists: the -dev packages may want newer libraries
+            apt_update   # stale lists: the -dev packages may want newer libraries
             run $SUDO env DEBIAN_FRONTEND=noninteractive apt-get build-dep -y --arch-only \
                 --no-install-recommends "$SRC"
         fi

@@ -34,7 +34,8 @@ fetch_source() { # $1 = source package, $2 = the -dev package whose version come
         log "adding /etc/apt/sources.list.d/debian-src.sources (deb-src)"
         sed 's/^Types:.*/Types: deb-src/' /etc/apt/sources.list.d/debian.sources |
             $SUDO tee /etc/apt/sources.list.d/debian-src.sources >/dev/null
-        $SUDO apt-get update -q >/dev/null
+        # (a mirror caught mid-sync may fail one index: apt keeps the others it fetched)
+        $SUDO apt-get update -q >/dev/null || log "apt-get update failed (a mirror mid-sync?); going on"
     fi
     # the installed -dev package's version first (the code the native build links), then the
     # other Debian revisions of its upstream version, then every other version apt knows,
