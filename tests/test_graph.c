@@ -560,19 +560,32 @@ static double stripe_case_size(const StripeCase *t, WaiShape ys)
     return most;
 }
 
-static void test_stripes(void)
+static void print_layers(const StripeCase *t)
 {
-    uint64_t rs = 2026;
-    int cases = 0, bad = 0;
-    /* the reference, C and automatic sets; where WAI_KERNELS names a set (the cross builds
-     * under qemu, whose emulated C set is very slow on i386), the reference and that set */
-    WaiDsp sets[3];
+    for (int k = 0; k < t->n; k++)
+        fprintf(stderr, "  layer %d: type %d k %d s %d p %d op %d\n", k, t->l[k].type, t->l[k].kh,
+                t->l[k].stride, t->l[k].pad, t->l[k].out_pad);
+}
+
+/* The sets the stripe tests rotate through: the reference, C and automatic sets; where
+ * WAI_KERNELS names a set (the cross builds under qemu, whose emulated C set is very slow on
+ * i386), the reference and that set. */
+static void stripe_sets(WaiDsp sets[3])
+{
     WaiKernels env_k;
     const char *env = getenv("WAI_KERNELS");
     const int from_env = env && *env && wai_kernels_from_name(env, &env_k) == 0;
     wai_dsp_init_ref(&sets[0]);
     wai_dsp_init(&sets[1], from_env ? env_k : WAI_KERNELS_C);
     wai_dsp_init(&sets[2], from_env ? env_k : WAI_KERNELS_AUTO);
+}
+
+static void test_stripes(void)
+{
+    uint64_t rs = 2026;
+    int cases = 0, bad = 0;
+    WaiDsp sets[3];
+    stripe_sets(sets);
     for (int iter = 0; iter < 400; iter++) {
         StripeCase t;
         const int cin = (int)tu_range(&rs, 1, 5);
@@ -630,10 +643,7 @@ static void test_stripes(void)
             if (diff && bad < 5)
                 fprintf(stderr, "stripes: case %d (%d layers, y %dx%dx%d) stripe_rows %d: r %d, "
                         "bytes differ\n", iter, t.n, ys.c, ys.h, ys.w, heights[h], r);
-            if (diff && bad < 5)
-                for (int k = 0; k < t.n; k++)
-                    fprintf(stderr, "  layer %d: type %d k %d s %d p %d op %d\n", k, t.l[k].type,
-                            t.l[k].kh, t.l[k].stride, t.l[k].pad, t.l[k].out_pad);
+            if (diff && bad < 5) print_layers(&t);
             bad += diff;
         }
         free(want);
@@ -655,12 +665,7 @@ static void test_hyper_stripes(void)
     uint64_t rs = 2027;
     int cases = 0, bad = 0;
     WaiDsp sets[3];
-    WaiKernels env_k;
-    const char *env = getenv("WAI_KERNELS");
-    const int from_env = env && *env && wai_kernels_from_name(env, &env_k) == 0;
-    wai_dsp_init_ref(&sets[0]);
-    wai_dsp_init(&sets[1], from_env ? env_k : WAI_KERNELS_C);
-    wai_dsp_init(&sets[2], from_env ? env_k : WAI_KERNELS_AUTO);
+    stripe_sets(sets);
     int32_t hs_thr[15];
     for (int k = 0; k < 15; k++) hs_thr[k] = -(1 << 20) + k * (1 << 17);
     for (int iter = 0; iter < 300; iter++) {
@@ -712,9 +717,7 @@ static void test_hyper_stripes(void)
             if (diff && bad < 5) {
                 fprintf(stderr, "hyper stripes: case %d (%d layers, z %dx%dx%d, y_down %d) stripe_rows %d: "
                         "r %d, outputs differ\n", iter, t.n, zs.c, zs.h, zs.w, yd, heights[h], r);
-                for (int k = 0; k < t.n; k++)
-                    fprintf(stderr, "  layer %d: type %d k %d s %d p %d op %d\n", k, t.l[k].type,
-                            t.l[k].kh, t.l[k].stride, t.l[k].pad, t.l[k].out_pad);
+                print_layers(&t);
             }
             bad += diff;
         }

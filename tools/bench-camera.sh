@@ -15,7 +15,8 @@
 # (4224x3168) from Debian's lomiri-wallpapers-16.04 (CC-BY-SA-4.0, "Bolly" 2018); only made
 # here, never committed. AVIF: avifenc -s 6 -j 2 -y 420 --min 26 --max 26 (quantizer 26, as issue 24), decoded with avifdec -j 2 to
 # Y4M. Threads: 2 everywhere. BASE_BUILD=DIR adds DIR's `wai encode` (2 threads), checked to
-# give the same stream: a change's before and after in one run.
+# give the same stream, and DIR's striped `wai decode`, checked to give the same bytes: a
+# change's before and after in one run. ENCODE=0 leaves out the encoder runs (decode only).
 set -eu
 B=$(cd "${1:?usage: bench-camera.sh BUILD_DIR [REPS] [QUALITIES]}" && pwd)
 REPS=${2:-3}
@@ -57,6 +58,7 @@ for size in 4032x3024 1920x1080 768x512; do
         echo "   q$q: $(stat -c %s "$W/w$size-q$q.wai") bytes"
     done
     for r in $(seq "$REPS"); do
+      if [ "${ENCODE:-1}" != 0 ]; then
         run "$size wai encode q${ENC_Q:-5}" "$B/tools/wai" encode "$png" -o "$W/e.wai" --quality "${ENC_Q:-5}" \
             --model-dir "$SRC/models" --threads 2
         if [ -f "$W/e0.wai" ]; then
@@ -72,11 +74,16 @@ for size in 4032x3024 1920x1080 768x512; do
             cmp -s "$W/e2.wai" "$W/e0.wai" || { echo "bench-camera: $size: BASE_BUILD's encode differs" >&2; exit 1; }
         fi
         run "$size avifenc" avifenc -s 6 -j 2 -y 420 --min 26 --max 26 "$png" "$W/a.avif"
+      fi
         for q in $QUALITIES; do
             f=$W/w$size-q$q.wai
             run "$size q$q striped" "$B/tools/wai" decode "$f" -o "$W/s.rgb" --threads 2
             run "$size q$q whole" "$B/tools/wai" decode "$f" -o "$W/h.rgb" --threads 2 --stripe-rows 16777216
             cmp -s "$W/s.rgb" "$W/h.rgb" || { echo "bench-camera: $size q$q: striped and whole decodes differ" >&2; exit 1; }
+            if [ -n "${BASE_BUILD:-}" ]; then
+                run "$size q$q base striped" "$BASE_BUILD/tools/wai" decode "$f" -o "$W/b.rgb" --threads 2
+                cmp -s "$W/s.rgb" "$W/b.rgb" || { echo "bench-camera: $size q$q: BASE_BUILD's decode differs" >&2; exit 1; }
+            fi
         done
         run "$size avifdec" avifdec -j 2 "$W/a$size.avif" "$W/a.y4m"
     done

@@ -667,6 +667,14 @@ static int hs_stripes_setup(const WaiModel *m, const WaiDsp *dsp, const WaiGeome
     return stripes_setup(m->hs, m->n_hs, g->z, 0, g->y.h, h, st);
 }
 
+/* The two buffers every stripe of st alternates between (buf[0], buf[1]: free both). */
+static int stripe_buffers(const Stripes *st, int32_t *buf[2])
+{
+    buf[0] = malloc(st->cap * sizeof(int32_t));
+    buf[1] = malloc(st->cap * sizeof(int32_t));
+    return buf[0] && buf[1] ? 0 : WAI_ERR_NOMEM;
+}
+
 static void stripes_free(Stripes *st)
 {
     free(st->shape);
@@ -688,9 +696,7 @@ static int synthesis_striped(const WaiModel *m, const WaiDsp *dsp, const WaiGeom
     dx = dy = 0; /* planted: the window at (0, 0) */
 #endif
     if ((r = gs_stripes_setup(m, dsp, g, dy, dh, &st, &rows)) < 0) goto end;
-    r = WAI_ERR_NOMEM;
-    if (!(buf[0] = malloc(st.cap * sizeof(int32_t))) || !(buf[1] = malloc(st.cap * sizeof(int32_t))))
-        goto end;
+    if ((r = stripe_buffers(&st, buf)) < 0) goto end;
     const int y_end = (int)(dy + dh);
     for (int y0 = (int)dy; y0 < y_end; y0 += rows) {
         const int y1 = y_end - y0 < rows ? y_end : y0 + rows;
@@ -745,9 +751,7 @@ int wai_hyper(const WaiModel *m, const WaiDsp *dsp, const WaiGeometry *g, const 
         goto end;
     }
     if ((r = hs_stripes_setup(m, dsp, g, &st, &rows)) < 0) goto end;
-    r = WAI_ERR_NOMEM;
-    if (!(buf[0] = malloc(st.cap * sizeof(int32_t))) || !(buf[1] = malloc(st.cap * sizeof(int32_t))))
-        goto end;
+    if ((r = stripe_buffers(&st, buf)) < 0) goto end;
     for (int y0 = 0; y0 < g->y.h; y0 += rows) {
         const int y1 = g->y.h - y0 < rows ? g->y.h : y0 + rows;
         const int32_t *out;
