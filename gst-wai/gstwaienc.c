@@ -21,6 +21,7 @@
 
 #include "gstwaienc.h"
 #include "gstwaicommon.h"
+#include "gstwaidec.h"          /* GST_TYPE_WAI_DEC_KERNELS, shared with waidec */
 
 #include <stdlib.h>
 #include <wai/encoder.h>
@@ -34,6 +35,7 @@ GST_DEBUG_CATEGORY_STATIC (gst_wai_enc_debug);
 #define DEFAULT_MAX_MEMORY 0    /* the library's default (WaiEncoderSettings.max_memory) */
 #define DEFAULT_BITRATE 0       /* kbit/s; 0: the quality property decides */
 #define DEFAULT_TARGET_PSNR 0.0
+#define DEFAULT_KERNELS WAI_KERNELS_AUTO
 /* the rate written to the header when the caps have none (framerate=0/1) */
 #define FALLBACK_FPS_N 25
 #define FALLBACK_FPS_D 1
@@ -47,6 +49,7 @@ enum
   PROP_MAX_MEMORY,
   PROP_BITRATE,
   PROP_TARGET_PSNR,
+  PROP_KERNELS,
 };
 
 struct _GstWaiEnc
@@ -60,6 +63,7 @@ struct _GstWaiEnc
   guint64 max_memory;
   guint bitrate;
   gdouble target_psnr;
+  WaiKernels kernels;
 
   /* streaming state, under the stream lock */
   WaiEncoder *enc;
@@ -130,6 +134,7 @@ gst_wai_enc_open_encoder (GstWaiEnc * self, guint fps_n, guint fps_d)
   s.quality = self->quality;
   s.threads = self->threads;
   s.max_memory = self->max_memory;
+  s.kernels = self->kernels;
   /* a bitrate is a size per frame at this rate; it takes precedence over target-psnr */
   if (self->bitrate)
     s.target_frame_bytes = gst_wai_enc_frame_bytes (self->bitrate, fps_n, fps_d);
@@ -164,6 +169,10 @@ gst_wai_enc_open_encoder (GstWaiEnc * self, guint fps_n, guint fps_d)
               "model pair there: %s.", s.quality, where, qs),
           ("%s (set the model-dir or quality property)", why));
       g_free (qs);
+    } else if (r == WAI_ERR_UNSUPPORTED) {
+      GST_ELEMENT_ERROR (self, LIBRARY, SETTINGS,
+          ("The requested WAI kernels are not supported on this machine."),
+          ("kernels=%s: %s", wai_kernels_name (s.kernels), why));
     } else if (r == WAI_ERR_MODEL_INVALID)
       GST_ELEMENT_ERROR (self, LIBRARY, INIT,
           ("The WAI encoder model wai-q%d in %s is invalid.", s.quality, where), ("%s", why));
@@ -339,6 +348,9 @@ gst_wai_enc_set_property (GObject * object, guint prop_id, const GValue * value,
     case PROP_TARGET_PSNR:
       self->target_psnr = g_value_get_double (value);
       break;
+    case PROP_KERNELS:
+      self->kernels = (WaiKernels) g_value_get_enum (value);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
@@ -370,6 +382,9 @@ gst_wai_enc_get_property (GObject * object, guint prop_id, GValue * value, GPara
       break;
     case PROP_TARGET_PSNR:
       g_value_set_double (value, self->target_psnr);
+      break;
+    case PROP_KERNELS:
+      g_value_set_enum (value, self->kernels);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -443,6 +458,13 @@ gst_wai_enc_class_init (GstWaiEncClass * klass)
           "quality whose decoded frame reaches it (the highest when none does); bitrate "
           "takes precedence", 0, 1000, DEFAULT_TARGET_PSNR,
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY));
+  g_object_class_install_property (gobject_class, PROP_KERNELS,
+      g_param_spec_enum ("kernels", "Kernels",
+          "Kernel set of the float analysis and the integer decoding the encoder does (all "
+          "give the same stream; auto: the fastest this CPU supports, WAI_KERNELS is not "
+          "read here; applies at the next caps)",
+          GST_TYPE_WAI_DEC_KERNELS, DEFAULT_KERNELS,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY));
 
   gst_element_class_add_static_pad_template (element_class, &sink_template);
   gst_element_class_add_static_pad_template (element_class, &src_template);
@@ -468,4 +490,5 @@ gst_wai_enc_init (GstWaiEnc * self)
   self->max_memory = DEFAULT_MAX_MEMORY;
   self->bitrate = DEFAULT_BITRATE;
   self->target_psnr = DEFAULT_TARGET_PSNR;
+  self->kernels = DEFAULT_KERNELS;
 }

@@ -525,6 +525,105 @@ GST_START_TEST (test_bitrate)
 
 GST_END_TEST;
 
+/* Encode two pictures (a flat one and noise) through waienc with extra properties: the
+ * buffers (header, frames) joined into one array, or NULL when a push fails. */
+static GByteArray *
+encode_with (const gchar * props)
+{
+  gchar *desc = g_strdup_printf ("waienc model-dir=\"%s\" %s", models (), props);
+  GstHarness *h = gst_harness_new_parse (desc);
+  GByteArray *all = g_byte_array_new ();
+  GstVideoInfo vi;
+  GstBuffer *b;
+  gboolean ok = TRUE;
+
+  g_free (desc);
+  gst_video_info_set_format (&vi, GST_VIDEO_FORMAT_RGB, W, H);
+  vi.fps_n = 25;
+  vi.fps_d = 1;
+  gst_harness_set_src_caps (h, gst_video_info_to_caps (&vi));
+  for (guint k = 0; k < 2 && ok; k++)
+    ok = gst_harness_push (h, mixed_picture (&vi, k)) == GST_FLOW_OK;
+  while (ok && (b = gst_harness_try_pull (h))) {
+    GstMapInfo m;
+    fail_unless (gst_buffer_map (b, &m, GST_MAP_READ));
+    g_byte_array_append (all, m.data, m.size);
+    gst_buffer_unmap (b, &m);
+    gst_buffer_unref (b);
+  }
+  gst_harness_teardown (h);
+  if (!ok) {
+    g_byte_array_unref (all);
+    return NULL;
+  }
+  return all;
+}
+
+/* kernels: every set gives the same bytes (the reference kernels are the specification); a
+ * set this CPU lacks fails to start instead of falling back. */
+GST_START_TEST (test_kernels)
+{
+  GstElement *e = gst_element_factory_make ("waienc", NULL);
+  gint k = -1;
+  GByteArray *ref, *c, *autok;
+
+  g_object_get (e, "kernels", &k, NULL);
+  fail_unless_equals_int (k, WAI_KERNELS_AUTO);
+  gst_util_set_object_arg (G_OBJECT (e), "kernels", "reference");
+  g_object_get (e, "kernels", &k, NULL);
+  fail_unless_equals_int (k, WAI_KERNELS_REFERENCE);
+  gst_object_unref (e);
+
+  ref = encode_with ("kernels=reference");
+  c = encode_with ("kernels=c");
+  autok = encode_with ("");
+  fail_unless (ref != NULL && c != NULL && autok != NULL);
+  fail_unless (ref->len > 100);
+  fail_unless (c->len == ref->len && memcmp (c->data, ref->data, ref->len) == 0,
+      "kernels=c differs from the reference kernels");
+  fail_unless (autok->len == ref->len && memcmp (autok->data, ref->data, ref->len) == 0,
+      "kernels=auto differs from the reference kernels");
+  {
+#if defined(__x86_64__) || defined(__i386__)
+    const gchar *lacking = "neon";
+#else
+    const gchar *lacking = "avx2";
+#endif
+    gchar *desc = g_strdup_printf ("videotestsrc num-buffers=1 ! "
+        "video/x-raw,format=RGB,width=96,height=80 ! waienc model-dir=\"%s\" kernels=%s ! "
+        "fakesink", models (), lacking);
+    GstElement *pipe = gst_parse_launch (desc, NULL);
+    GstBus *bus;
+    GstMessage *msg;
+    GError *err = NULL;
+    gchar *dbg = NULL;
+
+    g_free (desc);
+    fail_unless (pipe != NULL);
+    fail_unless_equals_int (gst_element_set_state (pipe, GST_STATE_PLAYING),
+        GST_STATE_CHANGE_FAILURE);
+    bus = gst_element_get_bus (pipe);
+    msg = gst_bus_timed_pop_filtered (bus, 20 * GST_SECOND, GST_MESSAGE_ERROR);
+    fail_unless (msg != NULL);
+    gst_message_parse_error (msg, &err, &dbg);
+    fail_unless (g_error_matches (err, GST_LIBRARY_ERROR, GST_LIBRARY_ERROR_SETTINGS), "%s",
+        err->message);
+    fail_unless (strstr (err->message, "not supported") != NULL, "%s", err->message);
+    fail_unless (dbg && strstr (dbg, lacking) != NULL, "%s", dbg);
+    g_error_free (err);
+    g_free (dbg);
+    gst_message_unref (msg);
+    gst_object_unref (bus);
+    gst_element_set_state (pipe, GST_STATE_NULL);
+    gst_object_unref (pipe);
+  }
+  g_byte_array_unref (ref);
+  g_byte_array_unref (c);
+  g_byte_array_unref (autok);
+}
+
+GST_END_TEST;
+
 static Suite *
 waienc_suite (void)
 {
@@ -539,6 +638,7 @@ waienc_suite (void)
   tcase_add_test (tc, test_missing_model);
   tcase_add_test (tc, test_missing_quality);
   tcase_add_test (tc, test_max_memory);
+  tcase_add_test (tc, test_kernels);
   return s;
 }
 

@@ -5,6 +5,7 @@ Plain asserts, no test framework; prints PASS/FAIL lines and a summary."""
 import hashlib
 import io
 import os
+import platform
 import shutil
 import subprocess
 import sys
@@ -100,6 +101,18 @@ e = raises(wai.WaiError, wai.encode, pic, quality=99, model_dir=MODELS)
 report(isinstance(e, wai.WaiError), "quality 99: WaiError (%s)" % e)
 report(isinstance(raises(ValueError, wai.encode, pic.astype(np.float32)), ValueError), "float pixels: ValueError")
 report(2 in wai.available_qualities(MODELS), "available_qualities lists 2")
+# kernels: every set gives the same stream and pictures; an unknown name is a ValueError, a set
+# this CPU lacks a WaiError
+report(wai.encode(pic, quality=2, model_dir=MODELS, kernels="reference") == enc and
+       wai.encode(pic, quality=2, model_dir=MODELS, kernels="c") == enc, "encode kernels=reference, c: the same bytes")
+report(sha(wai.decode(enc, kernels="reference")) == sha(wai.decode(enc)), "decode kernels=reference: the same pictures")
+report(isinstance(raises(ValueError, wai.encode, pic, model_dir=MODELS, kernels="fast"), ValueError),
+       "kernels='fast': ValueError")
+lacking = "neon" if platform.machine() in ("x86_64", "i686", "i386", "AMD64") else "avx2"
+e = raises(wai.WaiError, wai.decode, enc, kernels=lacking)
+report(isinstance(e, wai.WaiError), "decode kernels=%s on %s: WaiError (%s)" % (lacking, platform.machine(), e))
+e = raises(wai.WaiError, wai.encode, pic, model_dir=MODELS, kernels=lacking)
+report(isinstance(e, wai.WaiError), "encode kernels=%s on %s: WaiError (%s)" % (lacking, platform.machine(), e))
 # rate control: the same bytes as the CLI's target, and what was chosen
 size5 = len(wai.encode(pic, quality=5, model_dir=MODELS))
 subprocess.run([CLI, "encode", "-q", os.path.join(tmp, "in.png"), "-o", os.path.join(tmp, "t.wai"),

@@ -104,6 +104,7 @@ def _load():
         "wai_encoder_last_error": (ctypes.c_char_p, [P]),
         "wai_encoder_last_frame": (c_int, [P, ctypes.POINTER(_FrameStats)]),
         "wai_encoder_available_qualities": (c_int, [ctypes.c_char_p, ctypes.POINTER(c_int), c_int]),
+        "wai_kernels_from_name": (c_int, [ctypes.c_char_p, ctypes.POINTER(c_int)]),
     }
     for name, (res, args) in sigs.items():
         f = getattr(lib, name)
@@ -164,18 +165,32 @@ def info(data):
             "model_sha256": bytes(si.model_sha256).hex()}
 
 
-def decode(data, model_path=None, max_frames=None, threads=0):
+def _kernels(name):
+    """The WaiKernels value of a kernel set's name ('auto', 'reference', 'c', 'avx2', 'avx512',
+    'avx512vnni', 'neon', 'simd128'); ValueError for any other."""
+    k = ctypes.c_int(0)
+    if _lib.wai_kernels_from_name(str(name).encode(), ctypes.byref(k)) < 0:
+        raise ValueError("unknown kernel set %r (auto, reference, c, avx2, avx512, avx512vnni, "
+                         "neon or simd128)" % (name,))
+    return k.value
+
+
+def decode(data, model_path=None, max_frames=None, threads=0, kernels=None):
     """Decode a WAI stream (bytes-like) to a numpy uint8 array (frames, height, width, 3).
 
     model_path: extra model directories (a path, or a list), searched before $WAI_MODEL_PATH and
-    the installed models. max_frames: stop after that many frames. Any error of libwai (a bad
-    header, a model not found, a damaged or truncated frame) raises WaiError."""
+    the installed models. max_frames: stop after that many frames. kernels: a kernel set's name
+    (default 'auto'; every set gives the same pictures; one this CPU lacks raises WaiError).
+    Any error of libwai (a bad header, a model not found, a damaged or truncated frame) raises
+    WaiError."""
     data = memoryview(bytes(data))
     s = _Settings()
     _lib.wai_default_settings(ctypes.byref(s))
     mp = _path(model_path)
     s.model_path = mp
     s.threads = threads
+    if kernels is not None:
+        s.kernels = _kernels(kernels)
     dec = ctypes.c_void_p()
     r = _lib.wai_decoder_open(ctypes.byref(dec), ctypes.byref(s))
     if r < 0:
@@ -225,7 +240,7 @@ def available_qualities(model_dir=None):
 
 
 def encode(pictures, quality=None, model_dir=None, fps=(25, 1), threads=0, mean_correction=None,
-           target_size=None, target_bpp=None, target_psnr=None, stats=None):
+           target_size=None, target_bpp=None, target_psnr=None, stats=None, kernels=None):
     """Encode an RGB8 picture (numpy (height, width, 3) uint8) or a sequence of them
     (frames, height, width, 3) with the model pair of `quality` (default: libwai's, 3) and return
     the stream's bytes.
@@ -235,7 +250,8 @@ def encode(pictures, quality=None, model_dir=None, fps=(25, 1), threads=0, mean_
     target_psnr (dB, RGB8, per frame). Each frame is then the frame of its chosen quality; a
     target no quality meets is met as closely as possible (the smallest frame, or the highest
     quality), not an error. `stats`, a list, gets a dict per frame: quality, bytes, psnr (None
-    unless measured, i.e. with target_psnr) and target_met."""
+    unless measured, i.e. with target_psnr) and target_met. kernels: a kernel set's name, as for
+    decode (every set gives the same stream)."""
     a = np.asarray(pictures)
     if a.ndim == 3:
         a = a[None]
@@ -253,6 +269,8 @@ def encode(pictures, quality=None, model_dir=None, fps=(25, 1), threads=0, mean_
     s.threads = threads
     if mean_correction is not None:
         s.mean_correction = int(mean_correction)
+    if kernels is not None:
+        s.kernels = _kernels(kernels)
     targets = [t for t in (target_size, target_bpp, target_psnr) if t is not None]
     if len(targets) > 1:
         raise ValueError("one of target_size, target_bpp and target_psnr at most")
