@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Shrink a training checkpoint for the repository or the device machine's way back.
 
-    /usr/bin/python3 tools/train/compact-checkpoint.py [--weights-only|--lean|--half|--float32] CKPT...
+    /usr/bin/python3 tools/train/compact-checkpoint.py [--weights-only|--lean|--lean-v|--half|--float32] CKPT...
 
 Adam's two moment tensors are stored as bfloat16 instead of float32 (weights stay float32):
 an N=64/M=96 checkpoint goes from 21 MB to 14 MB, under the device machine's 16 MiB per
@@ -20,6 +20,13 @@ states and the lineage (an N=128/M=192 checkpoint: 84 MB full, 56 MB compact, 14
 a session's ~30 MB of checkpoints). train.py resumes from it with new Adam moments and a
 200-iteration linear re-warm-up of the lr (logged in the quality's log); the weights carry the
 float16 rounding once per resume, far below one lr-sized step's effect on their training.
+
+--lean-v is --lean plus Adam's second moments (exp_avg_sq) in bfloat16, and the auxiliary
+optimiser's whole state: an N=128/M=192 checkpoint in 28 MB. The second moment is the slow one
+(beta2 = 0.999: about a thousand iterations to build again), and without it a resume has to
+re-warm the lr over 200 iterations of a session's few hundred; the first moment (beta1 = 0.9)
+rebuilds in a few dozen. train.py resumes from it with the first moments at zero and no
+re-warm-up (zero first moments already make the first steps small).
 
 --half is --weights-only with the weights in float16 (for the way back from the device machine,
 whose returned files are 64 MiB in all: a widened N=128/M=192 checkpoint is 28 MB, 14 MB in
@@ -67,6 +74,24 @@ def lean(path):
           % (path, before / 1e6, os.path.getsize(path) / 1e6))
 
 
+def lean_v(path):
+    ck = torch.load(path, map_location="cpu", weights_only=False)
+    before = os.path.getsize(path)
+    if "opt" not in ck:
+        raise SystemExit("%s: not a full checkpoint (no optimiser state)" % path)
+    opt = ck.pop("opt")
+    for st in opt.get("state", {}).values():
+        st.pop("exp_avg", None)
+        if st.get("exp_avg_sq") is not None:
+            st["exp_avg_sq"] = st["exp_avg_sq"].to(torch.bfloat16).contiguous()
+    ck["opt_v"] = opt
+    ck["model"] = convert(ck["model"], torch.float16, torch.float32)
+    ck["lean"] = True
+    atomic_save(ck, path)
+    print("%s: lean-v (float16 weights, Adam's second moments in bfloat16; resumable), "
+          "%.1f -> %.1f MB" % (path, before / 1e6, os.path.getsize(path) / 1e6))
+
+
 def half(path, to_half=True):
     ck = torch.load(path, map_location="cpu", weights_only=False)
     before = os.path.getsize(path)
@@ -103,7 +128,7 @@ def compact(path):
 
 if __name__ == "__main__":
     argv = sys.argv[1:]
-    modes = {"--weights-only": weights_only, "--half": half, "--lean": lean,
+    modes = {"--weights-only": weights_only, "--half": half, "--lean": lean, "--lean-v": lean_v,
              "--float32": lambda p: half(p, to_half=False)}
     chosen = [a for a in argv if a in modes]
     paths = [p for p in argv if p not in modes]

@@ -203,7 +203,17 @@ class Job:
         if not args.lmbda and "lambda" in ck:   # a model keeps its lambda when the table changes
             self.lmbda = float(ck["lambda"])
         self.iteration = ck["iteration"]
-        if lean:
+        if lean and "opt_v" in ck:
+            # compact-checkpoint.py --lean-v: Adam's second moments kept (bfloat16; cast to the
+            # parameters' dtype on loading), the first moments start at zero: no re-warm-up
+            opt = ck["opt_v"]
+            for st in opt["state"].values():
+                st["exp_avg"] = torch.zeros(st["exp_avg_sq"].shape, dtype=torch.float32)
+            self.opt.load_state_dict(opt)
+            self.aux_opt.load_state_dict(ck["aux_opt"])
+            self.log("resumed lean-v at iteration %d: Adam's second moments kept, first moments "
+                     "from zero" % self.iteration)
+        elif lean:
             # compact-checkpoint.py --lean: float16 weights, no Adam state. Fresh optimisers,
             # and REWARM iterations of warm-up from here (logged; not bit-exact with a full resume)
             self.rewarm_from = self.iteration
