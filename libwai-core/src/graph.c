@@ -351,7 +351,8 @@ static inline int scale_index(const WaiModel *m, int32_t scale_q12)
     while (n > 1) {
         const size_t half = n / 2;
 #if defined(WAI_PLANTED_FAULT_GRAPH_SCALE_INDEX) || defined(WAI_PLANTED_FAULT_VEC_SCALE_STRICT)
-        b += half & (0 - (size_t)(b[half - 1] <= scale_q12)); /* planted: s == threshold goes one up */
+        /* planted: s == threshold goes one up */
+        b += half & (0 - (size_t)(b[half - 1] <= scale_q12));
 #else
         b += half & (0 - (size_t)(b[half - 1] < scale_q12));
 #endif
@@ -673,14 +674,6 @@ static int hs_stripes_setup(const WaiModel *m, const WaiDsp *dsp, const WaiGeome
     return stripes_setup(m->hs, m->n_hs, g->z, 0, g->y.h, h, st);
 }
 
-/* The two buffers every stripe of st alternates between (buf[0], buf[1]: free both). */
-static int stripe_buffers(const Stripes *st, int32_t *buf[2])
-{
-    buf[0] = malloc(st->cap * sizeof(int32_t));
-    buf[1] = malloc(st->cap * sizeof(int32_t));
-    return buf[0] && buf[1] ? 0 : WAI_ERR_NOMEM;
-}
-
 static void stripes_free(Stripes *st)
 {
     free(st->shape);
@@ -689,100 +682,124 @@ static void stripes_free(Stripes *st)
     st->r0 = NULL;
 }
 
+/* What a stripe's output goes to: out (shape os) holds output rows [y0, y0 + os.h). */
+typedef int (*StripeSink)(void *ctx, WaiPool **pool, const int32_t *out, WaiShape os, int y0);
+
+/* Runs the list of st on the whole input `in` in stripes of `rows` output rows over
+ * [y_start, y_end) (the range st was set up for), in two buffers allocated once, and hands each
+ * stripe's output to sink. Frees st. */
+static int run_stripes(const WaiDsp *dsp, WaiPool **pool, Stripes *st, const int32_t *in,
+                       int y_start, int y_end, int rows, StripeSink sink, void *ctx)
+{
+    int32_t *buf[2] = { malloc(st->cap * sizeof(int32_t)), malloc(st->cap * sizeof(int32_t)) };
+    int r = buf[0] && buf[1] ? 0 : WAI_ERR_NOMEM;
+    for (int y0 = y_start; !r && y0 < y_end; y0 += rows) {
+        const int y1 = y_end - y0 < rows ? y_end : y0 + rows;
+        const int32_t *out;
+        WaiShape os;
+        size_t need;
+        if ((r = stripe_plan(st, y0, y1, &need)) < 0 ||
+            (r = run_stripe(dsp, pool, st, in, buf, &out, &os)) < 0)
+            break;
+        r = os.h == y1 - y0 ? sink(ctx, pool, out, os, y0) : WAI_ERR_INTERNAL;
+    }
+    free(buf[0]);
+    free(buf[1]);
+    stripes_free(st);
+    return r;
+}
+
+typedef struct RgbSink {
+    const WaiDsp *dsp;
+    uint32_t dx, dy, dw;
+    uint8_t *rgb;
+    ptrdiff_t stride;
+} RgbSink;
+
+/* A g_s stripe: its rows of the display window, in RGB8 */
+static int rgb_sink(void *ctx, WaiPool **pool, const int32_t *out, WaiShape os, int y0)
+{
+    const RgbSink *k = ctx;
+    RgbOut o = { out, (size_t)os.h * os.w, (uint32_t)os.w, k->dx, 0, k->dw,
+                 k->rgb + (ptrdiff_t)((uint32_t)y0 - k->dy) * k->stride, k->stride };
+    run_rows(k->dsp, pool, (uint32_t)os.h, (double)k->dw * os.h * 3, rgb_rows, &o);
+    return 0;
+}
+
 static int synthesis_striped(const WaiModel *m, const WaiDsp *dsp, const WaiGeometry *g,
                              const int32_t *y_hat, uint32_t dx, uint32_t dy, uint32_t dw,
                              uint32_t dh, uint8_t *rgb, ptrdiff_t stride)
 {
     Stripes st;
-    int32_t *buf[2] = { NULL, NULL };
     WaiPool *pool = NULL;
     int rows, r;
 
 #ifdef WAI_PLANTED_FAULT_VEC_CROP_ORIGIN
     dx = dy = 0; /* planted: the window at (0, 0) */
 #endif
-    if ((r = gs_stripes_setup(m, dsp, g, dy, dh, &st, &rows)) < 0) goto end;
-    if ((r = stripe_buffers(&st, buf)) < 0) goto end;
-    const int y_end = (int)(dy + dh);
-    for (int y0 = (int)dy; y0 < y_end; y0 += rows) {
-        const int y1 = y_end - y0 < rows ? y_end : y0 + rows;
-        const int32_t *out;
-        WaiShape os;
-        size_t need;
-        if ((r = stripe_plan(&st, y0, y1, &need)) < 0 ||
-            (r = run_stripe(dsp, &pool, &st, y_hat, buf, &out, &os)) < 0)
-            goto end;
-        /* display rows [y0 - dy, y1 - dy) */
-        RgbOut o = { out, (size_t)os.h * os.w, (uint32_t)os.w, dx, 0, dw,
-                     rgb + (ptrdiff_t)((uint32_t)y0 - dy) * stride, stride };
-        run_rows(dsp, &pool, (uint32_t)os.h, (double)dw * os.h * 3, rgb_rows, &o);
-    }
-    r = 0;
-end:
+    RgbSink k = { dsp, dx, dy, dw, rgb, stride };
+    if ((r = gs_stripes_setup(m, dsp, g, dy, dh, &st, &rows)) < 0)
+        stripes_free(&st);
+    else
+        r = run_stripes(dsp, &pool, &st, y_hat, (int)dy, (int)(dy + dh), rows, rgb_sink, &k);
     wai_pool_destroy(&pool);
-    free(buf[0]);
-    free(buf[1]);
-    stripes_free(&st);
     return r;
 }
 
+typedef struct HyperSink {
+    const WaiDsp *dsp;
+    HyperOut h;
+} HyperSink;
+
+/* An h_s stripe: the index and the mean of its rows of y (all of y, whole) */
+static int hyper_sink(void *ctx, WaiPool **pool, const int32_t *out, WaiShape os, int y0)
+{
+    HyperSink *k = ctx;
+    if (os.c != 2 * (int)k->h.n_y) return WAI_ERR_INTERNAL;
+    k->h.p = out;
+    k->h.y0 = (uint32_t)y0;
+    k->h.rows = (uint32_t)os.h;
+    run_rows(k->dsp, pool, k->h.n_y * k->h.rows, (double)k->h.w * 8 * k->h.n_y * k->h.rows,
+             hyper_rows, &k->h);
+    return 0;
+}
+
 /* h_s on z_hat: whole on a backend with run_layers, else in stripes of y rows (spec 10), each
- * converted to the index and the mean of its rows at once. */
+ * turned into the index and the mean of its rows at once. */
 int wai_hyper(const WaiModel *m, const WaiDsp *dsp, const WaiGeometry *g, const int32_t *z_hat,
               uint8_t *y_index, int32_t *y_mean)
 {
     WaiPool *pool = NULL;
     WaiShape ps;
-    int32_t *p = NULL, *buf[2] = { NULL, NULL };
-    Stripes st = { 0 };
+    Stripes st;
     int rows, r;
-    HyperOut h = { m, NULL, y_index, y_mean, (size_t)g->y.h, (size_t)g->y.w, (uint32_t)g->y.c, 0, 0 };
-    const double per_row = (double)g->y.w * 8; /* work of one (channel, row) of the output */
+    HyperSink k = { dsp, { m, NULL, y_index, y_mean, (size_t)g->y.h, (size_t)g->y.w,
+                           (uint32_t)g->y.c, 0, 0 } };
 
-    if ((r = walk_shapes(m->hs, m->n_hs, g->z, &ps, &(size_t){ 0 })) < 0) goto end;
-    if (!shape_eq(ps, (WaiShape){ 2 * g->y.c, g->y.h, g->y.w })) {
-        r = WAI_ERR_MODEL_INVALID;
-        goto end;
-    }
-    if (dsp->run_layers) {
-        if ((r = run_layers_pool(dsp, &pool, m->hs, m->n_hs, z_hat, g->z, &p, &ps)) < 0) goto end;
-        if (!shape_eq(ps, (WaiShape){ 2 * g->y.c, g->y.h, g->y.w })) {
-            r = WAI_ERR_MODEL_INVALID;
-            goto end;
+    if ((r = walk_shapes(m->hs, m->n_hs, g->z, &ps, &(size_t){ 0 })) < 0) return r;
+    if (!shape_eq(ps, (WaiShape){ 2 * g->y.c, g->y.h, g->y.w })) return WAI_ERR_MODEL_INVALID;
+    if (dsp->run_layers) { /* the whole tensor (run_layers_pool checks its shape is ps) */
+        int32_t *p;
+        if ((r = run_layers_pool(dsp, &pool, m->hs, m->n_hs, z_hat, g->z, &p, &ps)) == 0) {
+            r = hyper_sink(&k, &pool, p, ps, 0);
+            free(p);
         }
-        /* spec 6: channels [0, n_y) are scales, [n_y, 2 n_y) means */
-        h.p = p;
-        h.rows = (uint32_t)g->y.h;
-        run_rows(dsp, &pool, h.n_y * h.rows, per_row * h.n_y * h.rows, hyper_rows, &h);
-        goto end;
+    } else if ((r = hs_stripes_setup(m, dsp, g, &st, &rows)) < 0) {
+        stripes_free(&st);
+    } else {
+        r = run_stripes(dsp, &pool, &st, z_hat, 0, g->y.h, rows, hyper_sink, &k);
     }
-    if ((r = hs_stripes_setup(m, dsp, g, &st, &rows)) < 0) goto end;
-    if ((r = stripe_buffers(&st, buf)) < 0) goto end;
-    for (int y0 = 0; y0 < g->y.h; y0 += rows) {
-        const int y1 = g->y.h - y0 < rows ? g->y.h : y0 + rows;
-        const int32_t *out;
-        WaiShape os;
-        size_t need;
-        if ((r = stripe_plan(&st, y0, y1, &need)) < 0 ||
-            (r = run_stripe(dsp, &pool, &st, z_hat, buf, &out, &os)) < 0)
-            goto end;
-        if (os.c != 2 * g->y.c || os.h != y1 - y0) {
-            r = WAI_ERR_INTERNAL;
-            goto end;
-        }
-        h.p = out;
-        h.y0 = (uint32_t)y0;
-        h.rows = (uint32_t)os.h;
-        run_rows(dsp, &pool, h.n_y * h.rows, per_row * h.n_y * h.rows, hyper_rows, &h);
-    }
-    r = 0;
-end:
     wai_pool_destroy(&pool);
-    free(p);
-    free(buf[0]);
-    free(buf[1]);
-    stripes_free(&st);
     return r;
+}
+
+/* The bytes of the two buffers of a stripes setup that returned r (an error passes through);
+ * frees st. */
+static int stripe_bytes(int r, Stripes *st, size_t *bytes)
+{
+    const size_t cap = st->cap;
+    stripes_free(st);
+    return r < 0 ? r : wai_mul_size(cap, 8, bytes);
 }
 
 /* Spec 9.2: 3 * width * height + 4 * |y| + max(4 * |z| + |y| + H, G). In stripes (the CPU
@@ -799,20 +816,15 @@ int wai_decode_work(const WaiModel *m, const WaiDsp *dsp, const WaiGeometry *g, 
     if (!dh || (uint64_t)dy + dh > g->height) return WAI_ERR_INVALID_ARG;
     if ((r = shape_elems(g->z, &nz)) < 0 || (r = shape_elems(g->y, &ny)) < 0) return r;
     if (dsp->run_layers) {
-        if ((r = wai_mul_size(g->pair_hs, 4, &h_s)) < 0 || (r = wai_mul_size(g->pair_gs, 4, &synth)) < 0)
+        if ((r = wai_mul_size(g->pair_hs, 4, &h_s)) < 0 ||
+            (r = wai_mul_size(g->pair_gs, 4, &synth)) < 0)
             return r;
     } else {
-        Stripes st;
+        Stripes hs, gs;
         int rows;
-        size_t cap;
-        r = hs_stripes_setup(m, dsp, g, &st, &rows);
-        cap = st.cap;
-        stripes_free(&st);
-        if (r < 0 || (r = wai_mul_size(cap, 8, &h_s)) < 0) return r;
-        r = gs_stripes_setup(m, dsp, g, dy, dh, &st, &rows);
-        cap = st.cap;
-        stripes_free(&st);
-        if (r < 0 || (r = wai_mul_size(cap, 8, &synth)) < 0) return r;
+        if ((r = stripe_bytes(hs_stripes_setup(m, dsp, g, &hs, &rows), &hs, &h_s)) < 0 ||
+            (r = stripe_bytes(gs_stripes_setup(m, dsp, g, dy, dh, &gs, &rows), &gs, &synth)) < 0)
+            return r;
     }
     /* hyper = 4 |z| + |y| + H */
     if ((r = wai_mul_size(nz, 4, &t)) < 0 || (r = add_size(t, ny, &t)) < 0 ||
