@@ -60,7 +60,7 @@ until $SUDO apt-get update -q; do
     echo "install-deps: apt-get update failed (mirror sync?); retrying in $((tries * 20)) s" >&2
     sleep $((tries * 20))
 done
-install() {   # PACKAGES: one retry after a minute and a fresh update
+apt_install() {   # PACKAGES: one retry after a minute and a fresh update
     DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends "$@" && return 0
     echo "install-deps: apt-get install failed; updating the indexes and retrying in 60 s" >&2
     sleep 60
@@ -68,12 +68,12 @@ install() {   # PACKAGES: one retry after a minute and a fresh update
     DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends "$@"
 }
 # shellcheck disable=SC2086
-if [ -n "$missing" ] && ! install $missing; then
+if [ -n "$missing" ] && ! apt_install $missing; then
     echo "install-deps: apt-get install failed" >&2
     exit 1
 fi
 # shellcheck disable=SC2086
-if [ -n "$missing_cross" ] && ! install $missing_cross; then
+if [ -n "$missing_cross" ] && ! apt_install $missing_cross; then
     echo "install-deps: the cross stage's packages could not be installed from this mirror:$missing_cross" >&2
     exit 3
 fi

@@ -60,36 +60,29 @@ def convert(state, want, have):
             for k, v in state.items()}
 
 
-def lean(path):
-    ck = torch.load(path, map_location="cpu", weights_only=False)
-    before = os.path.getsize(path)
-    if "opt" not in ck:
-        raise SystemExit("%s: not a full checkpoint (no optimiser state)" % path)
-    for key in ("opt", "aux_opt"):
-        ck.pop(key, None)
-    ck["model"] = convert(ck["model"], torch.float16, torch.float32)
-    ck["lean"] = True
-    atomic_save(ck, path)
-    print("%s: lean (float16 weights, no Adam state; resumable), %.1f -> %.1f MB"
-          % (path, before / 1e6, os.path.getsize(path) / 1e6))
-
-
-def lean_v(path):
+def lean(path, keep_v=False):
+    """--lean, or with keep_v --lean-v: Adam's second moments (bfloat16) and the auxiliary
+    optimiser's state kept as "opt_v" and "aux_opt"."""
     ck = torch.load(path, map_location="cpu", weights_only=False)
     before = os.path.getsize(path)
     if "opt" not in ck:
         raise SystemExit("%s: not a full checkpoint (no optimiser state)" % path)
     opt = ck.pop("opt")
-    for st in opt.get("state", {}).values():
-        st.pop("exp_avg", None)
-        if st.get("exp_avg_sq") is not None:
-            st["exp_avg_sq"] = st["exp_avg_sq"].to(torch.bfloat16).contiguous()
-    ck["opt_v"] = opt
+    if keep_v:
+        for st in opt.get("state", {}).values():
+            st.pop("exp_avg", None)
+            if st.get("exp_avg_sq") is not None:
+                st["exp_avg_sq"] = st["exp_avg_sq"].to(torch.bfloat16).contiguous()
+        ck["opt_v"] = opt
+    else:
+        ck.pop("aux_opt", None)
     ck["model"] = convert(ck["model"], torch.float16, torch.float32)
     ck["lean"] = True
     atomic_save(ck, path)
-    print("%s: lean-v (float16 weights, Adam's second moments in bfloat16; resumable), "
-          "%.1f -> %.1f MB" % (path, before / 1e6, os.path.getsize(path) / 1e6))
+    print("%s: %s, %.1f -> %.1f MB"
+          % (path, "lean-v (float16 weights, Adam's second moments in bfloat16; resumable)" if keep_v
+             else "lean (float16 weights, no Adam state; resumable)",
+             before / 1e6, os.path.getsize(path) / 1e6))
 
 
 def half(path, to_half=True):
@@ -128,7 +121,8 @@ def compact(path):
 
 if __name__ == "__main__":
     argv = sys.argv[1:]
-    modes = {"--weights-only": weights_only, "--half": half, "--lean": lean, "--lean-v": lean_v,
+    modes = {"--weights-only": weights_only, "--half": half, "--lean": lean,
+             "--lean-v": lambda p: lean(p, keep_v=True),
              "--float32": lambda p: half(p, to_half=False)}
     chosen = [a for a in argv if a in modes]
     paths = [p for p in argv if p not in modes]
