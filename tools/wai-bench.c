@@ -8,10 +8,12 @@
  *     LIST of policies: comma-separated KERNELS/THREADS, e.g. reference/1,avx512/1,avx512/0
  *       (threads 0 = automatic); default c/1,avx2/1,avx512/1,auto/1,auto/0 (those available)
  *     --gs-policies: other policies for the gs and layers cases (default: --policies)
- *     cases: synthesis (g_s in stripes and RGB8, as the decoder runs it), gs (whole g_s on
+ *     cases: synthesis (g_s in stripes and RGB8, as the decoder runs it), hyper (h_s as the
+ *     decoder runs it: wai_hyper, into the scale index and the means), gs (whole g_s on
  *     the whole tensor), layers (per-layer g_s profile, whole tensors), convt, conv, igdn
  *     (MAC rates count each layer's MACs once: the stripes' overlap rows are extra work)
- *   --stream F.wai: synthesis, gs and layers on the y_hat of F's first frame (a real picture's latents,
+ *   --stream F.wai: synthesis, gs and layers on the y_hat of F's first frame, hyper on its
+ *     z_hat (a real picture's latents,
  *     which random ones are not: they drive activations far past a real decode's), at F's
  *     size; --model must be F's model
  * After each case, for every two policies of the same kernel set with different thread
@@ -195,6 +197,39 @@ static void bench_synthesis(const char *name, const WaiModel *m, const WaiGeomet
     report(name, want, t, c, macs);
 }
 
+/* wai_hyper() under every policy: the index and the means compared, h_s's MACs per second */
+static void bench_hyper(const char *name, const WaiModel *m, const WaiGeometry *g,
+                        const int32_t *z, double macs)
+{
+    static double t[MAX_POL][MAX_REPS], c[MAX_POL][MAX_REPS];
+    const size_t ny = (size_t)g->y.c * g->y.h * g->y.w;
+    uint8_t *idx = malloc(ny);
+    int32_t *mean = malloc(ny * sizeof(*mean));
+    uint64_t want = 0;
+    if (!idx || !mean) exit(3);
+    for (int r = 0; r < reps; r++)
+        for (int k = 0; k < n_pol; k++) {
+            const int p = (k + r) % n_pol;
+            const double t0 = now(), c0 = cpu_now();
+            const int err = wai_hyper(m, &pol[p].dsp, g, z, idx, mean);
+            t[p][r] = now() - t0;
+            c[p][r] = cpu_now() - c0;
+            if (err < 0) {
+                fprintf(stderr, "wai-bench: %s: %s failed (%d)\n", name, pol[p].name, err);
+                exit(3);
+            }
+            const uint64_t h = fnv_bytes(idx, ny) * 0x100000001b3ull ^ fnv(mean, ny);
+            if (!r && !k) want = h;
+            else if (h != want) {
+                fprintf(stderr, "wai-bench: %s: output of %s differs: aborting\n", name, pol[p].name);
+                exit(1);
+            }
+        }
+    free(idx);
+    free(mean);
+    report(name, want, t, c, macs);
+}
+
 static double layer_macs(const WaiLayer *l, WaiShape in, WaiShape out)
 {
     const double n = (double)out.c * out.h * out.w;
@@ -294,14 +329,16 @@ static int add_policy(Policy *pols, int *np, const char *spec)
 /* y_hat of a stream's first frame: the payload is decoded with a table whose whole-graph hook
  * runs h_s on the CPU and, at g_s, keeps its input and stops the decode. */
 static const WaiLayer *cap_gs;
-static int32_t *cap_y;
+static int32_t *cap_y, *cap_z;
 static WaiShape cap_shape;
 
 static int capture_layers(void *backend, const WaiLayer *layers, uint32_t n, const int32_t *in,
                           const int shape[3], int32_t **out, int out_shape[3])
 {
     const WaiShape s = { shape[0], shape[1], shape[2] };
-    if (layers != cap_gs) { /* h_s */
+    if (layers != cap_gs) { /* h_s: its input is z_hat */
+        const size_t nz = (size_t)s.c * s.h * s.w;
+        if (!cap_z && (cap_z = malloc(nz * sizeof(*cap_z)))) memcpy(cap_z, in, nz * sizeof(*cap_z));
         WaiShape os;
         const int r = wai_run_layers(backend, layers, n, in, s, out, &os);
         out_shape[0] = os.c, out_shape[1] = os.h, out_shape[2] = os.w;
@@ -364,7 +401,7 @@ int main(int argc, char **argv)
         else {
             fprintf(stderr, "usage: wai-bench --model M.whm [--size WxH] [--reps N] "
                             "[--policies KERNELS/THREADS,...] [--gs-policies KERNELS/THREADS,...]\n"
-                            "       [--cases synthesis,gs,layers,convt,conv,igdn] [--stream F.wai]\n");
+                            "       [--cases synthesis,hyper,gs,layers,convt,conv,igdn] [--stream F.wai]\n");
             return 2;
         }
     }
@@ -399,7 +436,8 @@ int main(int argc, char **argv)
 
     pol = pol_g;
     n_pol = n_pol_g;
-    if (m && (has_case(cases, "gs") || has_case(cases, "layers") || has_case(cases, "synthesis"))) {
+    if (m && (has_case(cases, "gs") || has_case(cases, "layers") || has_case(cases, "synthesis") ||
+              has_case(cases, "hyper"))) {
         WaiGeometry g;
         if (stream_path && stream_y(m, stream_path, &W, &H) < 0) {
             fprintf(stderr, "wai-bench: cannot take y_hat from %s (with this model)\n", stream_path);
@@ -423,6 +461,26 @@ int main(int argc, char **argv)
             s = o;
         }
         char title[256];
+        if (has_case(cases, "hyper")) {
+            const size_t nz = (size_t)g.z.c * g.z.h * g.z.w;
+            int32_t *z = cap_z;
+            if (!z) {
+                z = malloc(nz * sizeof(*z));
+                for (size_t e = 0; e < nz; e++) z[e] = (int32_t)(rrange(-3, 3) * 4096); /* z_hat-like */
+            }
+            double hs_macs = 0;
+            WaiShape hs = g.z;
+            for (uint32_t k = 0; k < m->n_hs; k++) {
+                WaiShape o;
+                out_shape(&m->hs[k], hs, &o);
+                hs_macs += layer_macs(&m->hs[k], hs, o);
+                hs = o;
+            }
+            snprintf(title, sizeof(title), "hyper (h_s as the decoder runs it, index and means) %s, "
+                     "%dx%d (z %s)", m->name, W, H, cap_z ? "the stream's" : "random");
+            bench_hyper(title, m, &g, z, hs_macs);
+            if (z != cap_z) free(z);
+        }
         if (has_case(cases, "synthesis")) {
             snprintf(title, sizeof(title), "synthesis (g_s in the decoder's stripes, RGB8) %s, %dx%d (y %s)",
                      m->name, W, H, cap_y ? "the stream's" : "random");
@@ -452,6 +510,7 @@ int main(int argc, char **argv)
             if (cur != y) free(cur);
         }
         free(y);
+        free(cap_z);
     }
     pol = pol_k;
     n_pol = n_pol_k;
