@@ -255,6 +255,19 @@ static void out_shape(const WaiLayer *l, WaiShape in, WaiShape *out)
     }
 }
 
+/* The MACs of a layer list on input shape s */
+static double list_macs(const WaiLayer *layers, uint32_t n, WaiShape s)
+{
+    double total = 0;
+    for (uint32_t k = 0; k < n; k++) {
+        WaiShape o;
+        out_shape(&layers[k], s, &o);
+        total += layer_macs(&layers[k], s, o);
+        s = o;
+    }
+    return total;
+}
+
 static const char *type_name(int t)
 {
     return t == WAI_LAYER_CONV ? "conv" : t == WAI_LAYER_CONVT ? "convT" : t == WAI_LAYER_IGDN ? "IGDN" : "lrelu";
@@ -452,14 +465,8 @@ int main(int argc, char **argv)
             for (size_t e = 0; e < ny; e++) /* y_hat-like: small integers in Q12 plus a mean */
                 y[e] = (int32_t)(rrange(-2, 2) * 4096 + rrange(-2048, 2048));
         }
-        double total = 0;
+        const double total = list_macs(m->gs, m->n_gs, g.y);
         WaiShape s = g.y;
-        for (uint32_t k = 0; k < m->n_gs; k++) {
-            WaiShape o;
-            out_shape(&m->gs[k], s, &o);
-            total += layer_macs(&m->gs[k], s, o);
-            s = o;
-        }
         char title[256];
         if (has_case(cases, "hyper")) {
             const size_t nz = (size_t)g.z.c * g.z.h * g.z.w;
@@ -468,14 +475,7 @@ int main(int argc, char **argv)
                 z = malloc(nz * sizeof(*z));
                 for (size_t e = 0; e < nz; e++) z[e] = (int32_t)(rrange(-3, 3) * 4096); /* z_hat-like */
             }
-            double hs_macs = 0;
-            WaiShape hs = g.z;
-            for (uint32_t k = 0; k < m->n_hs; k++) {
-                WaiShape o;
-                out_shape(&m->hs[k], hs, &o);
-                hs_macs += layer_macs(&m->hs[k], hs, o);
-                hs = o;
-            }
+            const double hs_macs = list_macs(m->hs, m->n_hs, g.z);
             snprintf(title, sizeof(title), "hyper (h_s as the decoder runs it, index and means) %s, "
                      "%dx%d (z %s)", m->name, W, H, cap_z ? "the stream's" : "random");
             bench_hyper(title, m, &g, z, hs_macs);
