@@ -626,16 +626,56 @@ static void keep_rows(FT *t, int r0, int r1)
     t->h = r1 - r0;
 }
 
+/* The input rows of every layer for the y rows [o0, o1): r0[k], r1[k], base[k] (ana_window),
+ * k = n - 1 down to 0, with r0[n] = o0, r1[n] = o1; hs[k]: layer k's input height. */
+static int ana_stripe_windows(const AnaLayer *l, uint32_t n, const int *hs, int o0, int o1,
+                              int *r0, int *r1, int *base)
+{
+    r0[n] = o0;
+    r1[n] = o1;
+    for (uint32_t k = n; k-- > 0;) {
+        if (l[k].type != ANA_CONV) {
+            r0[k] = r0[k + 1], r1[k] = r1[k + 1], base[k] = r0[k];
+            continue;
+        }
+        const int ret = ana_window(&l[k], hs[k], r0[k + 1], r1[k + 1], &r0[k], &r1[k], &base[k]);
+        if (ret < 0) return ret;
+    }
+    return 0;
+}
+
+/* The memory of the striped analysis in stripes of `step` y rows: analysis_peak on the
+ * tallest stripe's input window (every layer's tensors in a stripe are at most those of the
+ * whole-layer run on that window, since a conv's output grows with its input, and AnaWork's
+ * buffers only grow to the largest stripe's), plus y itself (ybytes), held whole. */
+static int ana_stripes_peak(const AnaLayer *l, uint32_t n, const int *hs, const WaiGeometry *g,
+                            int step, size_t ybytes, int jobs, int *r0, int *r1, int *base,
+                            size_t *need)
+{
+    const int H = hs[n];
+    int rows = 0, ret;
+    for (int o0 = 0; o0 < H; o0 += step) {
+        if ((ret = ana_stripe_windows(l, n, hs, o0, H - o0 < step ? H : o0 + step, r0, r1, base)) < 0)
+            return ret;
+        if (r1[0] - r0[0] > rows) rows = r1[0] - r0[0];
+    }
+    return analysis_peak(l, n, 3, (size_t)rows, g->wp, ybytes, jobs, need) < 0 ? WAI_ERR_LIMIT : 0;
+}
+
 /* g_a (layers l[0..n)) on the picture of geometry g moved by -shift: y (c x Hy x Wy) into *y.
- * y_step: y rows per stripe; 0: from peak, the whole picture's analysis peak (analysis_peak). */
+ * y_step: y rows per stripe; 0: automatic, from peak, the whole picture's analysis peak
+ * (analysis_peak): about ANA_STRIPE_BYTES per stripe, and smaller stripes where that would
+ * exceed budget. Before anything is allocated, *need is set to the memory of the stripes
+ * chosen (ana_stripes_peak); WAI_ERR_LIMIT when it exceeds budget. */
 static int analysis_striped(const WaiDsp *dsp, const AnaLayer *l, uint32_t n, const uint8_t *rgb, ptrdiff_t stride,
                             const WaiGeometry *g, const float shift[3], size_t peak, int y_step,
-                            WaiPool *pool, FT *y)
+                            uint64_t budget, int jobs, size_t *need, WaiPool *pool, FT *y)
 {
     int ret = WAI_ERR_NOMEM;
     AnaWork work = { { NULL }, { 0 } }; /* every stripe's tensors and scratch */
     int *hs = malloc((n + 1) * 4 * sizeof(int)); /* input height of layer k, then the plan */
     y->d = NULL;
+    *need = 0;
     if (!hs) return ret;
     int *r0 = hs + n + 1, *r1 = r0 + n + 1, *base = r1 + n + 1;
     hs[0] = (int)g->hp;
@@ -655,27 +695,30 @@ static int analysis_striped(const WaiDsp *dsp, const AnaLayer *l, uint32_t n, co
         ret = WAI_ERR_LIMIT;
         goto end;
     }
-    if (!(y->d = malloc(ny))) { ret = WAI_ERR_NOMEM; goto end; }
-    y->c = c;
-    y->h = H;
-    y->w = wd;
     /* y rows per stripe: the whole picture's peak scaled down to about ANA_STRIPE_BYTES */
     double rows = y_step > 0                ? y_step
                   : peak > ANA_STRIPE_BYTES ? (double)H * ANA_STRIPE_BYTES / (double)peak
                                             : H;
-    const int step = rows < 1 ? 1 : rows > H ? H : (int)rows;
+    int step = rows < 1 ? 1 : rows > H ? H : (int)rows;
+    if ((ret = ana_stripes_peak(l, n, hs, g, step, ny, jobs, r0, r1, base, need)) < 0) goto end;
+    while (*need > budget && !y_step && step > 1) { /* automatic: smaller stripes, same floats */
+        step = (step + 1) / 2;
+        if ((ret = ana_stripes_peak(l, n, hs, g, step, ny, jobs, r0, r1, base, need)) < 0) goto end;
+    }
+#ifdef WAI_PLANTED_FAULT_ENC_BUDGET
+    *need = 0; /* planted: the budget is never consulted */
+#endif
+    if (*need > budget) {
+        ret = WAI_ERR_LIMIT;
+        goto end;
+    }
+    if (!(y->d = malloc(ny))) { ret = WAI_ERR_NOMEM; goto end; }
+    y->c = c;
+    y->h = H;
+    y->w = wd;
     for (int o0 = 0; o0 < H; o0 += step) {
         const int o1 = H - o0 < step ? H : o0 + step;
-        r0[n] = o0;
-        r1[n] = o1;
-        for (uint32_t k = n; k-- > 0;) {
-            if (l[k].type != ANA_CONV) {
-                r0[k] = r0[k + 1], r1[k] = r1[k + 1], base[k] = r0[k];
-                continue;
-            }
-            if ((ret = ana_window(&l[k], hs[k], r0[k + 1], r1[k + 1], &r0[k], &r1[k], &base[k])) < 0)
-                goto end;
-        }
+        if ((ret = ana_stripe_windows(l, n, hs, o0, o1, r0, r1, base)) < 0) goto end;
         FT t = { work_get(&work, WORK_T0, (size_t)3 * g->wp * (size_t)(r1[0] - r0[0]) * sizeof(float)),
                  3, r1[0] - r0[0], (int)g->wp };
         if (!t.d) { ret = WAI_ERR_NOMEM; goto end; }
@@ -908,6 +951,14 @@ static int32_t round_value(double v)
     return r > WAI_VALUE_MAX ? WAI_VALUE_MAX : r < -WAI_VALUE_MAX ? -WAI_VALUE_MAX : (int32_t)r;
 }
 
+static int budget_fail(WaiEncoder *e, size_t need, uint32_t w, uint32_t h)
+{
+    snprintf(e->msg, sizeof(e->msg), "the analysis needs %llu bytes for a %ux%u picture, "
+             "more than max_memory (%llu)", (unsigned long long)need, (unsigned)w, (unsigned)h,
+             (unsigned long long)e->s.max_memory);
+    return WAI_ERR_LIMIT;
+}
+
 /* One pass: analysis of the picture moved by -shift, quantisation, entropy coding: *payload. */
 static int encode_payload(WaiEncoder *e, const uint8_t *rgb, ptrdiff_t stride, uint32_t w,
                           uint32_t h, const float shift[3], uint8_t **payload_out, size_t *psize_out)
@@ -916,7 +967,8 @@ static int encode_payload(WaiEncoder *e, const uint8_t *rgb, ptrdiff_t stride, u
     WaiGeometry g;
     int ret = wai_geometry(m, w, h, &g);
     if (ret < 0) return fail(e, ret, "picture size not supported by the model");
-    /* the analysis's memory, before any of it is allocated (the .ana decides it) */
+    /* the analysis's memory, before any of it is allocated (the .ana decides it): g_a's in
+     * stripes (analysis_striped checks it), h_a's on the whole y beside a copy of y */
     size_t pa = 0, ph = 0, ybytes;
     const int jobs = e->dsp.threads > 1 ? 4 * e->dsp.threads : 1; /* ana_jobs() at most */
     if (analysis_peak(e->layers, e->n_ga, 3, g.hp, g.wp, 0, jobs, &pa) < 0 ||
@@ -925,14 +977,9 @@ static int encode_payload(WaiEncoder *e, const uint8_t *rgb, ptrdiff_t stride, u
                       (size_t)g.y.w, ybytes, jobs, &ph) < 0)
         return fail(e, WAI_ERR_LIMIT, "the analysis's tensors for this picture size overflow");
 #ifdef WAI_PLANTED_FAULT_ENC_BUDGET
-    pa = ph = 0; /* planted: the budget is never consulted */
+    ph = 0; /* planted: the budget is never consulted */
 #endif
-    if (pa > e->s.max_memory || ph > e->s.max_memory) {
-        snprintf(e->msg, sizeof(e->msg), "the analysis needs %llu bytes for a %ux%u picture, "
-                 "more than max_memory (%llu)", (unsigned long long)(pa > ph ? pa : ph),
-                 (unsigned)w, (unsigned)h, (unsigned long long)e->s.max_memory);
-        return WAI_ERR_LIMIT;
-    }
+    if (ph > e->s.max_memory) return budget_fail(e, ph, w, h);
     FT t = { NULL, 0, 0, 0 }, zt = { NULL, 0, 0, 0 };
     int32_t *z_sym = NULL, *z_hat = NULL, *y_mean = NULL, *y_sym = NULL;
     uint8_t *y_index = NULL, *payload = NULL;
@@ -940,8 +987,12 @@ static int encode_payload(WaiEncoder *e, const uint8_t *rgb, ptrdiff_t stride, u
     const int y_step = e->s.stripe_rows ? (int)(e->s.stripe_rows / m->y_down ? e->s.stripe_rows / m->y_down : 1) : 0;
     WaiPool *pool = NULL; /* the analysis's threads (e->dsp.threads); none if they cannot start */
     if (e->dsp.threads > 1 && wai_pool_create(&pool, e->dsp.threads) < 0) pool = NULL;
-    if ((ret = analysis_striped(&e->dsp, e->layers, e->n_ga, rgb, stride, &g, shift, pa, y_step, pool, &t)) < 0)
+    size_t need = 0;
+    if ((ret = analysis_striped(&e->dsp, e->layers, e->n_ga, rgb, stride, &g, shift, pa, y_step,
+                                e->s.max_memory, jobs, &need, pool, &t)) < 0) {
+        if (ret == WAI_ERR_LIMIT && need > e->s.max_memory) budget_fail(e, need, w, h);
         goto end;
+    }
     if (t.c != g.y.c || t.h != g.y.h || t.w != g.y.w) {
         ret = fail(e, WAI_ERR_MODEL_INVALID, "g_a output shape differs from the model's y");
         goto end;

@@ -51,8 +51,10 @@ typedef struct WaiEncoderSettings {
     int embed_model;           /**< embed the WHM1 file in the sequence header; default 0 */
     int threads;               /**< threads of the float analysis and the integer h_s; 0 =
                                     automatic (default); any count gives the same stream */
-    uint64_t max_memory;       /**< budget in bytes for the float analysis (g_a, h_a) of one
-                                    picture, checked before it allocates: a larger need fails
+    uint64_t max_memory;       /**< budget in bytes for the float analysis of one picture
+                                    (g_a in its stripes with y, then h_a on y), checked before
+                                    it allocates: automatic stripes (stripe_rows 0) shrink
+                                    until they fit, the same stream; a larger need fails
                                     wai_encode_picture with WAI_ERR_LIMIT; 0 = the default,
                                     4 GiB (on 32-bit builds SIZE_MAX / 2) */
     int mean_correction;       /**< extra passes (0..4) of colour-mean correction: the encoder
