@@ -25,7 +25,9 @@ and g_s in float32 with 1 and 2 threads, float64 and bfloat16; counts of y eleme
 index or Q12 mean differs from the integer decoder's and from float32/1 thread, and RGB8 bytes
 that differ.
 
-Writes DIR/rd-wai.tsv, DIR/det-diag.tsv, DIR/repro-float.tsv.
+Writes DIR/rd-wai.tsv, DIR/det-diag.tsv, DIR/repro-float.tsv. With --qualities (a model
+replaced, the other qualities' checkpoints not at hand) only those qualities are measured and
+their rows replace theirs in the files there; the other rows are kept.
 """
 
 import argparse
@@ -157,12 +159,16 @@ def main():
     ap.add_argument("--wai", default=os.path.join(ROOT, "build", "tools", "wai"))
     ap.add_argument("--out", default=os.path.join(ROOT, "docs", "research", "data"))
     ap.add_argument("--only", help="quick look: one picture (no .png) and quality, NAME:Q")
+    ap.add_argument("--qualities", help="comma list: measure only these, merged into --out")
     a = ap.parse_args()
+    only_q = {int(q) for q in a.qualities.split(",")} if a.qualities else None
     os.makedirs(a.work, exist_ok=True)
     env = dict(os.environ, WAI_MODEL_PATH=os.path.join(ROOT, "models"))
     rd_rows, diag_rows, rep_rows = [], [], []
     for q in qualities():
         if a.only and q != int(a.only.split(":")[1]):
+            continue
+        if only_q is not None and q not in only_q:
             continue
         m = W.Model(open(os.path.join(ROOT, "models", "wai-q%d.whm" % q), "rb").read())
         net = load_net(q)
@@ -211,23 +217,32 @@ def main():
             print("q%d %s: int %d B %.3f dB, float %d B %.3f dB" %
                   (q, name, len(data), rd_rows[-3][5], fbytes, rd_rows[-2][5]), flush=True)
     os.makedirs(a.out, exist_ok=True)
-    with open(os.path.join(a.out, "rd-wai.tsv"), "w") as f:
-        f.write("# picture\tquality\tside\tbytes\tbpp\tpsnr_db\tmsssim"
-                "\tmean_err_r\tmean_err_g\tmean_err_b\n")
-        for r in rd_rows:
-            f.write("%s\t%d\t%s\t%d\t%.6f\t%.4f\t%.6f\t%.4f\t%.4f\t%.4f\n" % r)
-    with open(os.path.join(a.out, "det-diag.tsv"), "w") as f:
-        f.write("# picture\tquality\tstream_sha256\tz_elements\tz_sym_differ_torch_vs_c"
-                "\ty_elements\ty_index_differ_float_vs_int\n")
-        for r in diag_rows:
-            f.write("%s\t%d\t%s\t%d\t%d\t%d\t%d\n" % r)
-    with open(os.path.join(a.out, "repro-float.tsv"), "w") as f:
-        f.write("# picture\tquality\tvariant\ty_elements\tindex_differ_vs_int\tmean_differ_vs_int"
-                "\tindex_differ_vs_f32t1\tmean_differ_vs_f32t1\trgb_bytes_differ_vs_int"
-                "\trgb_bytes_differ_vs_f32t1\trgb_sha256\n")
-        for r in rep_rows:
-            f.write("%s\t%d\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\n" % r)
+    write_rows(os.path.join(a.out, "rd-wai.tsv"),
+               "# picture\tquality\tside\tbytes\tbpp\tpsnr_db\tmsssim"
+               "\tmean_err_r\tmean_err_g\tmean_err_b\n",
+               ["%s\t%d\t%s\t%d\t%.6f\t%.4f\t%.6f\t%.4f\t%.4f\t%.4f\n" % r for r in rd_rows], only_q)
+    write_rows(os.path.join(a.out, "det-diag.tsv"),
+               "# picture\tquality\tstream_sha256\tz_elements\tz_sym_differ_torch_vs_c"
+               "\ty_elements\ty_index_differ_float_vs_int\n",
+               ["%s\t%d\t%s\t%d\t%d\t%d\t%d\n" % r for r in diag_rows], only_q)
+    write_rows(os.path.join(a.out, "repro-float.tsv"),
+               "# picture\tquality\tvariant\ty_elements\tindex_differ_vs_int\tmean_differ_vs_int"
+               "\tindex_differ_vs_f32t1\tmean_differ_vs_f32t1\trgb_bytes_differ_vs_int"
+               "\trgb_bytes_differ_vs_f32t1\trgb_sha256\n",
+               ["%s\t%d\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\n" % r for r in rep_rows], only_q)
     return 0
+
+
+def write_rows(path, header, lines, only_q=None):
+    """Write the header and lines; with only_q, keep the rows of the other qualities already in
+    path (column 2), in quality order, each quality's rows in their order."""
+    if only_q is not None and os.path.exists(path):
+        old = [ln for ln in open(path) if ln.strip() and not ln.startswith("#")]
+        lines = [ln for ln in old if int(ln.split("\t")[1]) not in only_q] + lines
+        lines.sort(key=lambda ln: int(ln.split("\t")[1]))   # stable: order within a quality kept
+    with open(path, "w") as f:
+        f.write(header)
+        f.writelines(lines)
 
 
 if __name__ == "__main__":

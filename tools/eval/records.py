@@ -101,7 +101,7 @@ def picture_pixels(root=ROOT):
 
 
 def machine_block(m, what):
-    return "\n".join([
+    lines = [
         "- Date of the readings: %s. Machine: %s, %s cores (`lscpu`, `nproc`), %s." %
         (m["date"], m["cpu"], m["cores"], m["kernel"]),
         "- Load (1/5/15-minute load average) at the start of the run %s, at its end %s; the whole "
@@ -110,7 +110,17 @@ def machine_block(m, what):
         "- Software: code at commit `%s`, `%s` (meson debugoptimized), Python %s, PyTorch %s, "
         "numpy %s, Pillow %s%s." % (m["code_commit"], m["cc"], m["python"], m["torch"], m["numpy"],
                                      m["pillow"], what),
-    ])
+    ]
+    if "merged_qualities" in m:
+        lines.append(
+            "- **Re-measured later: quality %s** (a new model; `tools/eval/run-all.sh --qualities "
+            "%s`, which keeps every other reading, the classic codecs' included), on %s: %s, %s "
+            "cores, code at commit `%s`, PyTorch %s, load %s at the start and %s at the end, %s s. "
+            "The rows of the other qualities are those of the run above." %
+            (m["merged_qualities"], m["merged_qualities"], m["merged_date"], m["merged_cpu"],
+             m["merged_cores"], m["merged_code_commit"], m["merged_torch"],
+             m["merged_load_start"], m["merged_load_end"], m["merged_run_seconds"]))
+    return "\n".join(lines)
 
 
 def inputs_block(d):

@@ -28,11 +28,16 @@ def main():
     ap.add_argument("--work", required=True)
     ap.add_argument("--wai", default=os.path.join(ROOT, "build", "tools", "wai"))
     ap.add_argument("--out", default=os.path.join(ROOT, "docs", "research", "data"))
+    ap.add_argument("--qualities", help="comma list: decode only these qualities' streams; "
+                    "their rows replace theirs in the file there, the others are kept")
     a = ap.parse_args()
+    only_q = {int(q) for q in a.qualities.split(",")} if a.qualities else None
     env = dict(os.environ, WAI_MODEL_PATH=os.path.join(ROOT, "models"))
     rows = []
     for s in sorted(glob.glob(os.path.join(a.work, "*-q*.wai"))):
         name, q = os.path.basename(s)[:-4].rsplit("-q", 1)
+        if only_q is not None and int(q) not in only_q:
+            continue
         for k, t, dev in CONFIGS:
             cmd = [a.wai, "decode", s, "--sha256", "--kernels", k, "--threads", t, "--device", dev]
             r = subprocess.run(cmd, env=env, capture_output=True, text=True)
@@ -45,7 +50,13 @@ def main():
             rows.append((name, int(q), k, t, dev, h))
         print(name, q, "done", flush=True)
     os.makedirs(a.out, exist_ok=True)
-    with open(os.path.join(a.out, "repro-int.tsv"), "w") as f:
+    path = os.path.join(a.out, "repro-int.tsv")
+    if only_q is not None and os.path.exists(path):
+        for ln in open(path):
+            f = ln.rstrip("\n").split("\t")
+            if ln.strip() and not ln.startswith("#") and int(f[1]) not in only_q:
+                rows.append((f[0], int(f[1]), f[2], f[3], f[4], f[5]))
+    with open(path, "w") as f:
         f.write("# picture\tquality\tkernels\tthreads\tdevice\trgb_sha256\n")
         for r in sorted(rows, key=lambda r: (r[1], r[0])):
             f.write("%s\t%d\t%s\t%s\t%s\t%s\n" % r)

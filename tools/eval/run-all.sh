@@ -2,7 +2,13 @@
 # Regenerate every reading of docs/research/{determinism-cost,reproducibility,classic-codecs}.md
 # (docs/research/data/*.tsv), then re-render the three records from them.
 #
-#   tools/eval/run-all.sh [BUILD_DIR]        (default build; needs a built build/tools/wai)
+#   tools/eval/run-all.sh [--qualities LIST] [BUILD_DIR]   (default build; needs build/tools/wai)
+#
+# --qualities 8 (a comma list): a model replaced while the other qualities' checkpoints are not
+# at hand. Only those qualities are measured (determinism.py, repro_int.py --qualities); their
+# rows replace theirs, the other readings and the classic codecs' are kept; machine.tsv keeps
+# the full run's keys and gains merged_* keys for this one (the records say which qualities were
+# re-measured when and where); inputs.tsv keeps the hashes of checkpoints not in this checkout.
 #
 # Needs /usr/bin/python3 with torch, numpy, PIL (Debian python3-torch, python3-numpy,
 # python3-pil), cjpeg/djpeg (libjpeg-turbo-progs), cwebp/dwebp (webp), avifenc/avifdec
@@ -11,6 +17,12 @@
 # loaded 2-core machine. Work files go to $WAI_EVAL_WORK (default build/eval-work).
 set -eu
 cd "$(dirname "$0")/../.."
+QUALS=
+if [ "${1:-}" = --qualities ]; then
+    QUALS=${2:?--qualities needs a list}
+    case $QUALS in *[!0-9,]*|'') echo "run-all: bad --qualities '$QUALS'" >&2; exit 2 ;; esac
+    shift 2
+fi
 BUILD=${1:-build}
 WAI=$BUILD/tools/wai
 WORK=${WAI_EVAL_WORK:-$BUILD/eval-work}
@@ -21,20 +33,61 @@ rm -rf "$WORK"
 mkdir -p "$WORK" "$DATA"
 load0=$(cut -d' ' -f1-3 /proc/loadavg)
 t0=$(date +%s)
-# the classic codecs (independent of WAI's models) beside the WAI readings: one core each
-$PY tools/eval/classic.py --work "$WORK/classic" > "$WORK/classic.log" 2>&1 &
-classic_pid=$!
-$PY tools/eval/determinism.py --work "$WORK/wai" --wai "$WAI"
-$PY tools/eval/waiformat.py models "$WORK"/wai/*.wai   # the numpy reading agrees with the C streams
-$PY tools/eval/repro_int.py --work "$WORK/wai" --wai "$WAI"
-wait "$classic_pid" || { cat "$WORK/classic.log" >&2; echo "run-all: classic.py failed" >&2; exit 1; }
-cat "$WORK/classic.log"
+if [ -n "$QUALS" ]; then
+    $PY tools/eval/determinism.py --work "$WORK/wai" --wai "$WAI" --qualities "$QUALS"
+    $PY tools/eval/waiformat.py models "$WORK"/wai/*.wai
+    $PY tools/eval/repro_int.py --work "$WORK/wai" --wai "$WAI" --qualities "$QUALS"
+else
+    # the classic codecs (independent of WAI's models) beside the WAI readings: one core each
+    $PY tools/eval/classic.py --work "$WORK/classic" > "$WORK/classic.log" 2>&1 &
+    classic_pid=$!
+    $PY tools/eval/determinism.py --work "$WORK/wai" --wai "$WAI"
+    $PY tools/eval/waiformat.py models "$WORK"/wai/*.wai   # the numpy reading agrees with the C streams
+    $PY tools/eval/repro_int.py --work "$WORK/wai" --wai "$WAI"
+    wait "$classic_pid" || { cat "$WORK/classic.log" >&2; echo "run-all: classic.py failed" >&2; exit 1; }
+    cat "$WORK/classic.log"
+fi
 t1=$(date +%s)
 load1=$(cut -d' ' -f1-3 /proc/loadavg)
 
 # The machine and software the readings were made with.
 pyv() { $PY -c "import $1; print($1.__version__)"; }
 deb() { dpkg-query -W -f='${Version}' "$1" 2>/dev/null || echo unknown; }
+if [ -n "$QUALS" ]; then
+    # the full run's keys stay (their readings stay); this run's as merged_*, the names new
+    grep -v '^merged_\|^model_name_q' "$DATA/machine.tsv" > "$WORK/machine.tsv"
+    {
+        cat "$WORK/machine.tsv"
+        printf 'merged_qualities\t%s\n' "$QUALS"
+        printf 'merged_date\t%s\n' "$(date -u +%Y-%m-%d)"
+        printf 'merged_cpu\t%s\n' "$(lscpu | sed -n 's/^Model name: *//p' | head -1)"
+        printf 'merged_cores\t%s\n' "$(nproc)"
+        printf 'merged_load_start\t%s\n' "$load0"
+        printf 'merged_load_end\t%s\n' "$load1"
+        printf 'merged_run_seconds\t%s\n' "$((t1 - t0))"
+        printf 'merged_code_commit\t%s\n' "$(git rev-parse --short=12 HEAD)"
+        printf 'merged_torch\t%s\n' "$($PY -c 'import torch; print(torch.__version__)')"
+        for f in models/wai-q*.whm; do
+            q=${f#models/wai-q}; q=${q%.whm}
+            printf 'model_name_q%s\t%s\n' "$q" "$(dd if="$f" bs=1 skip=16 count=64 2>/dev/null | tr -d '\0')"
+        done
+    } > "$DATA/machine.tsv"
+    # checkpoints q<N>.pt: this checkout's, and for the qualities not here the hashes before
+    ckpts=$( { ls tools/train/checkpoints/q[0-9].pt 2>/dev/null
+               awk -F'\t' '$1 ~ /^tools\/train\/checkpoints\/q[0-9]\.pt$/ { print $1 }' "$DATA/inputs.tsv"; } |
+             sort -u)
+    {
+        printf '# file\tsha256\n'
+        for f in models/wai-q*.whm models/wai-q*.ana $ckpts samples/eval/*.png; do
+            if [ -f "$f" ]; then printf '%s\t%s\n' "$f" "$(sha256sum "$f" | cut -d' ' -f1)"
+            else awk -F'\t' -v f="$f" '$1 == f' "$DATA/inputs.tsv"; fi
+        done
+    } > "$WORK/inputs.tsv"
+    mv "$WORK/inputs.tsv" "$DATA/inputs.tsv"
+    $PY tools/eval/records.py --write
+    echo "run-all: qualities $QUALS re-measured, readings merged in $DATA, records rendered ($((t1 - t0)) s)"
+    exit 0
+fi
 {
     printf '# key\tvalue\n'
     printf 'date\t%s\n' "$(date -u +%Y-%m-%d)"

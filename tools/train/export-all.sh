@@ -80,7 +80,7 @@ for q in "${QUALITIES[@]}"; do
     [ -f "$ckpt" ] || die "no checkpoint $ckpt"
     echo "export-all: q$q: exporting ${ckpt#$ROOT/} twice"
     for d in a b; do
-        "$PY" "$ROOT/tools/train/export.py" "$ckpt" -o "$tmp/$d/wai-q$q" > "$tmp/$d/log-q$q" 2>&1 ||
+        "$PY" "$ROOT/tools/train/export.py" "$ckpt" -o "$tmp/$d/wai-q$q" --quality "$q" > "$tmp/$d/log-q$q" 2>&1 ||
             { cat "$tmp/$d/log-q$q" >&2; die "export.py failed for q$q" 1; }
     done
     for ext in whm ana; do

@@ -356,6 +356,8 @@ def main():
     ap.add_argument("-o", "--output", required=True, help="path without extension")
     ap.add_argument("--name", help="WHM1 name field (default wai-q<Q>-n<N>m<M> it<I>; a "
                     "fine-tune: wai-q<Q>-n<N>m<M> <base> it<B> + it<I>)")
+    ap.add_argument("--quality", type=int, help="the quality in the default name (default: the "
+                    "checkpoint's; a model shipped at another rung of the ladder)")
     ap.add_argument("--check-ytables", metavar="WHM",
                     help="compare the y tables with those of a wai-mkmodel file and exit")
     a = ap.parse_args()
@@ -372,9 +374,10 @@ def main():
     ck = torch.load(a.checkpoint, map_location="cpu")
     sd = ck["model"]
     n, m = int(ck["N"]), int(ck["M"])
-    name = a.name or "wai-q%d-n%dm%d it%d" % (ck["quality"], n, m, ck["iteration"])
+    q = a.quality or ck["quality"]
+    name = a.name or "wai-q%d-n%dm%d it%d" % (q, n, m, ck["iteration"])
     if not a.name and ck.get("init"):   # a fine-tune: the base's iterations, then its own
-        name = "wai-q%d-n%dm%d %s" % (ck["quality"], n, m, lineage(ck))
+        name = "wai-q%d-n%dm%d %s" % (q, n, m, lineage(ck))
     whm, _ = write_whm1(sd, n, m, name)
     sha = hashlib.sha256(whm).digest()
     ana = write_ana(sd, n, m, name, sha)
