@@ -53,29 +53,31 @@ load1=$(cut -d' ' -f1-3 /proc/loadavg)
 # The machine and software the readings were made with.
 pyv() { $PY -c "import $1; print($1.__version__)"; }
 deb() { dpkg-query -W -f='${Version}' "$1" 2>/dev/null || echo unknown; }
-if [ -n "$QUALS" ]; then
-    # the full run's keys stay (their readings stay); this run's as merged_*, the names new
-    grep -v '^merged_\|^model_name_q' "$DATA/machine.tsv" > "$WORK/machine.tsv"
-    {
-        cat "$WORK/machine.tsv"
-        printf 'merged_qualities\t%s\n' "$QUALS"
-        printf 'merged_date\t%s\n' "$(date -u +%Y-%m-%d)"
-        printf 'merged_cpu\t%s\n' "$(lscpu | sed -n 's/^Model name: *//p' | head -1)"
-        printf 'merged_cores\t%s\n' "$(nproc)"
-        printf 'merged_load_start\t%s\n' "$load0"
-        printf 'merged_load_end\t%s\n' "$load1"
-        printf 'merged_run_seconds\t%s\n' "$((t1 - t0))"
-        printf 'merged_code_commit\t%s\n' "$(git rev-parse --short=12 HEAD)"
-        printf 'merged_torch\t%s\n' "$($PY -c 'import torch; print(torch.__version__)')"
-        for f in models/wai-q*.whm; do
-            q=${f#models/wai-q}; q=${q%.whm}
-            printf 'model_name_q%s\t%s\n' "$q" "$(dd if="$f" bs=1 skip=16 count=64 2>/dev/null | tr -d '\0')"
-        done
-    } > "$DATA/machine.tsv"
-    # checkpoints q<N>.pt: this checkout's, and for the qualities not here the hashes before
+# this run's machine keys, each name prefixed with $1
+run_keys() {
+    printf '%sdate\t%s\n' "$1" "$(date -u +%Y-%m-%d)"
+    printf '%scpu\t%s\n' "$1" "$(lscpu | sed -n 's/^Model name: *//p' | head -1)"
+    printf '%scores\t%s\n' "$1" "$(nproc)"
+    printf '%sload_start\t%s\n' "$1" "$load0"
+    printf '%sload_end\t%s\n' "$1" "$load1"
+    printf '%srun_seconds\t%s\n' "$1" "$((t1 - t0))"
+    printf '%scode_commit\t%s\n' "$1" "$(git rev-parse --short=12 HEAD)"
+    printf '%storch\t%s\n' "$1" "$(pyv torch)"
+}
+# the models' WHM1 names (bytes 16..79: quality, size, base and fine-tune iterations)
+model_names() {
+    for f in models/wai-q*.whm; do
+        q=${f#models/wai-q}; q=${q%.whm}
+        printf 'model_name_q%s\t%s\n' "$q" "$(dd if="$f" bs=1 skip=16 count=64 2>/dev/null | tr -d '\0')"
+    done
+}
+# inputs.tsv: the files' SHA-256; the checkpoints q<N>.pt of this checkout and, with $1 = keep,
+# for the qualities whose checkpoint is not here, the hash the kept readings were made with
+write_inputs() {
+    local ckpts
     ckpts=$( { ls tools/train/checkpoints/q[0-9].pt 2>/dev/null
-               awk -F'\t' '$1 ~ /^tools\/train\/checkpoints\/q[0-9]\.pt$/ { print $1 }' "$DATA/inputs.tsv"; } |
-             sort -u)
+               [ "$1" = keep ] && awk -F'\t' '$1 ~ /^tools\/train\/checkpoints\/q[0-9]\.pt$/ { print $1 }' \
+                   "$DATA/inputs.tsv"; } | sort -u)
     {
         printf '# file\tsha256\n'
         for f in models/wai-q*.whm models/wai-q*.ana $ckpts samples/eval/*.png; do
@@ -84,23 +86,23 @@ if [ -n "$QUALS" ]; then
         done
     } > "$WORK/inputs.tsv"
     mv "$WORK/inputs.tsv" "$DATA/inputs.tsv"
+}
+if [ -n "$QUALS" ]; then
+    # the full run's keys stay (their readings stay); this run's as merged_*, the names new
+    grep -v '^merged_\|^model_name_q' "$DATA/machine.tsv" > "$WORK/machine.tsv"
+    { cat "$WORK/machine.tsv"; printf 'merged_qualities\t%s\n' "$QUALS"; run_keys merged_; model_names; } \
+        > "$DATA/machine.tsv"
+    write_inputs keep
     $PY tools/eval/records.py --write
     echo "run-all: qualities $QUALS re-measured, readings merged in $DATA, records rendered ($((t1 - t0)) s)"
     exit 0
 fi
 {
     printf '# key\tvalue\n'
-    printf 'date\t%s\n' "$(date -u +%Y-%m-%d)"
-    printf 'cpu\t%s\n' "$(lscpu | sed -n 's/^Model name: *//p' | head -1)"
-    printf 'cores\t%s\n' "$(nproc)"
-    printf 'load_start\t%s\n' "$load0"
-    printf 'load_end\t%s\n' "$load1"
-    printf 'run_seconds\t%s\n' "$((t1 - t0))"
+    run_keys ""
     printf 'kernel\t%s\n' "$(uname -sr)"
-    printf 'code_commit\t%s\n' "$(git rev-parse --short=12 HEAD)"
     printf 'cc\t%s\n' "$(cc --version | head -1)"
     printf 'python\t%s\n' "$($PY -c 'import platform; print(platform.python_version())')"
-    printf 'torch\t%s\n' "$(pyv torch)"
     printf 'numpy\t%s\n' "$(pyv numpy)"
     printf 'pillow\t%s\n' "$(pyv PIL)"
     printf 'libjpeg-turbo-progs\t%s\n' "$(deb libjpeg-turbo-progs)"
@@ -109,17 +111,8 @@ fi
     printf 'avifenc\t%s\n' "$(avifenc --version 2>&1 | head -1)"
     printf 'vulkan_device\t%s\n' "$(vulkaninfo --summary 2>/dev/null | sed -n 's/^[[:space:]]*deviceName[[:space:]]*=[[:space:]]*//p' | head -1)"
     printf 'vulkan_driver\t%s\n' "$(vulkaninfo --summary 2>/dev/null | sed -n 's/^[[:space:]]*driverInfo[[:space:]]*=[[:space:]]*//p' | head -1)"
-    # the models' WHM1 names (bytes 16..79: quality, size, base and fine-tune iterations)
-    for f in models/wai-q*.whm; do
-        q=${f#models/wai-q}; q=${q%.whm}
-        printf 'model_name_q%s\t%s\n' "$q" "$(dd if="$f" bs=1 skip=16 count=64 2>/dev/null | tr -d '\0')"
-    done
+    model_names
 } > "$DATA/machine.tsv"
-{
-    printf '# file\tsha256\n'
-    for f in models/wai-q*.whm models/wai-q*.ana tools/train/checkpoints/q*.pt samples/eval/*.png; do
-        printf '%s\t%s\n' "$f" "$(sha256sum "$f" | cut -d' ' -f1)"
-    done
-} > "$DATA/inputs.tsv"
+write_inputs new
 $PY tools/eval/records.py --write
 echo "run-all: readings in $DATA, records rendered ($((t1 - t0)) s)"
