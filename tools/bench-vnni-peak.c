@@ -15,16 +15,22 @@ static double now(void)
     return t.tv_sec + t.tv_nsec * 1e-9;
 }
 
+/* 12 named accumulators (an array in a loop may be kept in memory by the compiler) */
+#define ACCS(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11)
+#define DECL(i) __m512i a##i = _mm512_set1_epi32(i);
+#define STEP(i) a##i = _mm512_dpwssd_epi32(a##i, x, w);
+#define SUM(i) s = _mm512_add_epi32(s, a##i);
+
 int main(void)
 {
-    __m512i a[12], x = _mm512_set1_epi32(0x00010001), w = _mm512_set1_epi32(0x00020003);
-    for (int i = 0; i < 12; i++) a[i] = _mm512_set1_epi32(i);
+    __m512i x = _mm512_set1_epi32(0x00010001), w = _mm512_set1_epi32(0x00020003);
+    ACCS(DECL)
     const long iters = 50000000;
     double best = 0;
     for (int rep = 0; rep < 5; rep++) {
         double t0 = now();
         for (long k = 0; k < iters; k++) {
-            for (int i = 0; i < 12; i++) a[i] = _mm512_dpwssd_epi32(a[i], x, w);
+            ACCS(STEP)
             __asm__ volatile("" : "+v"(x), "+v"(w));
         }
         double t = now() - t0, r = 12.0 * 32.0 * iters / t / 1e9;
@@ -32,8 +38,8 @@ int main(void)
         if (r > best) best = r;
     }
     int32_t out[16];
-    __m512i s = a[0];
-    for (int i = 1; i < 12; i++) s = _mm512_add_epi32(s, a[i]);
+    __m512i s = _mm512_setzero_si512();
+    ACCS(SUM)
     _mm512_storeu_si512(out, s);
     printf("best %.1f GMAC/s (checksum %d)\n", best, out[0]);
     return 0;
