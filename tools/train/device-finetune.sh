@@ -20,9 +20,11 @@
 #   at that size; the others stay at the base's size. WAI_FT_WIDE_LIVE="1.0 0.1" starts the new
 #   latent channels live instead (widen.py --live 1.0 --live-s 0.1: left silent they stay dead,
 #   docs/research/widening.md); the picture changes a little at the start.
+# WAI_FT_LAMBDAS="Q:LAMBDA,..." (e.g. "6:0.03,7:0.06,8:0.3") gives those qualities another
+#   lambda than model.LAMBDAS' (the ladder of the larger model: tools/train/README.md).
 #
 # Each quality q starts from tools/train/checkpoints/BASE.pt with its own lambda
-# (model.LAMBDAS), trains on CUDA for SECONDS after its data is loaded (--stop-after; an
+# (model.LAMBDAS, or WAI_FT_LAMBDAS), trains on CUDA for SECONDS after its data is loaded (--stop-after; an
 # "Ns:" entry of --lr-schedule counts seconds of the run, since the iteration rate is not known
 # in advance), and is shrunk to its weights (compact-checkpoint.py --half, 3.5 MB for
 # N=64/M=96): a fine-tune is an end product, exported, not resumed. The device returns at most
@@ -59,6 +61,9 @@ pids=()
 for q in ${qualities//,/ }; do
     init=(--init-from "tools/train/checkpoints/$base.pt")
     case $wide in *",$q,"*) init=(--init-from "$work/init-wide.pt" --N "$wide_n" --M "$wide_m");; esac
+    for ql in ${WAI_FT_LAMBDAS//,/ }; do
+        [ "${ql%%:*}" = "$q" ] && init+=(--lambda "${ql#*:}")
+    done
     PYTHONUNBUFFERED=1 "$PY" tools/train/train.py --qualities "$q" --out "$work" \
         "${init[@]}" --device "$device" --data-pack .trainpack \
         --stop-after "$seconds" --threads "$threads" --save-every 1e9 "$@" \
