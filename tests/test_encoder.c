@@ -327,19 +327,29 @@ static void test_bad_analysis(void)
 /* max_memory bounds the float analysis, checked before it allocates: the q3 pair needs about
  * 1.5 MB for a 96x80 picture (two tensors of g_a's first output, 64 x 40 x 48, and the
  * second layer's phase copy of that size). */
+/* A q3 encoder with this budget (0: the default), thread count and stripe_rows; NULL (and a
+ * failed check) if it does not open. */
+static WaiEncoder *open_budget(uint64_t max_memory, int threads, int stripe_rows)
+{
+    WaiEncoderSettings s;
+    WaiEncoder *e = NULL;
+    wai_encoder_default_settings(&s);
+    s.model_dir = models;
+    s.quality = 3;
+    s.max_memory = max_memory;
+    s.threads = threads;
+    s.stripe_rows = stripe_rows;
+    CHECK_EQ(wai_encoder_open(&e, &s), 0);
+    return e;
+}
+
 static void test_budget(void)
 {
     uint8_t rgb[W * H * 3];
     make_picture(rgb, W, H, 0);
     const uint64_t budgets[] = { 64 << 10, 64 << 20 };
     for (int k = 0; k < 2; k++) {
-        WaiEncoderSettings s;
-        WaiEncoder *e = NULL;
-        wai_encoder_default_settings(&s);
-        s.model_dir = models;
-        s.quality = 3;
-        s.max_memory = budgets[k];
-        CHECK_EQ(wai_encoder_open(&e, &s), 0);
+        WaiEncoder *e = open_budget(budgets[k], 0, 0);
         if (!e) return;
         const int r = wai_encode_picture(e, rgb, W * 3, W, H);
         if (k == 0) {
@@ -363,15 +373,7 @@ static void test_budget_stripes(void)
     uint8_t *out[3] = { NULL, NULL, NULL };
     size_t size[3] = { 0, 0, 0 };
     for (int k = 0; k < 3; k++) {
-        WaiEncoderSettings s;
-        WaiEncoder *e = NULL;
-        wai_encoder_default_settings(&s);
-        s.model_dir = models;
-        s.quality = 3;
-        s.threads = 1;
-        s.max_memory = k ? 2 << 20 : 0;
-        s.stripe_rows = k == 2 ? H : 0;
-        CHECK_EQ(wai_encoder_open(&e, &s), 0);
+        WaiEncoder *e = open_budget(k ? 2 << 20 : 0, 1, k == 2 ? H : 0);
         if (!e) return;
         const int r = wai_encode_picture(e, rgb, W * 3, W, H);
         if (k < 2) {
