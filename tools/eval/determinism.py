@@ -47,6 +47,7 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(ROOT, "tools", "train"))
 import evalmath as E  # noqa: E402
+import records as R  # noqa: E402
 import waiformat as W  # noqa: E402
 import model as TM  # noqa: E402
 
@@ -217,32 +218,21 @@ def main():
             print("q%d %s: int %d B %.3f dB, float %d B %.3f dB" %
                   (q, name, len(data), rd_rows[-3][5], fbytes, rd_rows[-2][5]), flush=True)
     os.makedirs(a.out, exist_ok=True)
-    write_rows(os.path.join(a.out, "rd-wai.tsv"),
+    R.write_tsv(os.path.join(a.out, "rd-wai.tsv"),
                "# picture\tquality\tside\tbytes\tbpp\tpsnr_db\tmsssim"
                "\tmean_err_r\tmean_err_g\tmean_err_b\n",
                ["%s\t%d\t%s\t%d\t%.6f\t%.4f\t%.6f\t%.4f\t%.4f\t%.4f\n" % r for r in rd_rows], only_q)
-    write_rows(os.path.join(a.out, "det-diag.tsv"),
+    R.write_tsv(os.path.join(a.out, "det-diag.tsv"),
                "# picture\tquality\tstream_sha256\tz_elements\tz_sym_differ_torch_vs_c"
                "\ty_elements\ty_index_differ_float_vs_int\n",
                ["%s\t%d\t%s\t%d\t%d\t%d\t%d\n" % r for r in diag_rows], only_q)
-    write_rows(os.path.join(a.out, "repro-float.tsv"),
+    R.write_tsv(os.path.join(a.out, "repro-float.tsv"),
                "# picture\tquality\tvariant\ty_elements\tindex_differ_vs_int\tmean_differ_vs_int"
                "\tindex_differ_vs_f32t1\tmean_differ_vs_f32t1\trgb_bytes_differ_vs_int"
                "\trgb_bytes_differ_vs_f32t1\trgb_sha256\n",
                ["%s\t%d\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\n" % r for r in rep_rows], only_q)
     return 0
 
-
-def write_rows(path, header, lines, only_q=None):
-    """Write the header and lines; with only_q, keep the rows of the other qualities already in
-    path (column 2), in quality order, each quality's rows in their order."""
-    if only_q is not None and os.path.exists(path):
-        old = [ln for ln in open(path) if ln.strip() and not ln.startswith("#")]
-        lines = [ln for ln in old if int(ln.split("\t")[1]) not in only_q] + lines
-        lines.sort(key=lambda ln: int(ln.split("\t")[1]))   # stable: order within a quality kept
-    with open(path, "w") as f:
-        f.write(header)
-        f.writelines(lines)
 
 
 if __name__ == "__main__":

@@ -49,6 +49,19 @@ def read_tsv(path):
     return rows
 
 
+def write_tsv(path, header, lines, only_q=None):
+    """Write a readings table: the header and lines. With only_q (a set of qualities that were
+    re-measured), the rows of the other qualities already in path (column 2) are kept; the
+    result is in quality order, each quality's rows in their order."""
+    if only_q is not None and os.path.exists(path):
+        old = [ln for ln in open(path) if ln.strip() and not ln.startswith("#")]
+        lines = [ln for ln in old if int(ln.split("\t")[1]) not in only_q] + lines
+        lines.sort(key=lambda ln: int(ln.split("\t")[1]))   # stable: order within a quality kept
+    with open(path, "w") as f:
+        f.write(header)
+        f.writelines(lines)
+
+
 def load(data):
     d = {}
     for name in ("rd-wai", "det-diag", "repro-float", "repro-int", "rd-classic", "inputs"):

@@ -18,6 +18,8 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, HERE)
+import records as R  # noqa: E402
 
 CONFIGS = [(k, t, "cpu") for k in ("reference", "c", "avx2", "avx512", "avx512vnni", "auto")
            for t in ("1", "2", "0")] + [("auto", "0", "vulkan")]
@@ -50,16 +52,10 @@ def main():
             rows.append((name, int(q), k, t, dev, h))
         print(name, q, "done", flush=True)
     os.makedirs(a.out, exist_ok=True)
-    path = os.path.join(a.out, "repro-int.tsv")
-    if only_q is not None and os.path.exists(path):
-        for ln in open(path):
-            f = ln.rstrip("\n").split("\t")
-            if ln.strip() and not ln.startswith("#") and int(f[1]) not in only_q:
-                rows.append((f[0], int(f[1]), f[2], f[3], f[4], f[5]))
-    with open(path, "w") as f:
-        f.write("# picture\tquality\tkernels\tthreads\tdevice\trgb_sha256\n")
-        for r in sorted(rows, key=lambda r: (r[1], r[0])):
-            f.write("%s\t%d\t%s\t%s\t%s\t%s\n" % r)
+    R.write_tsv(os.path.join(a.out, "repro-int.tsv"),
+                "# picture\tquality\tkernels\tthreads\tdevice\trgb_sha256\n",
+                ["%s\t%d\t%s\t%s\t%s\t%s\n" % r for r in sorted(rows, key=lambda r: (r[1], r[0]))],
+                only_q)
     return 0
 
 
