@@ -73,7 +73,7 @@ check "info shows 96x80" -- grep -q '96x80' "$tmp/out"
 expect 0 "no --model-dir: found through \$WAI_MODEL_PATH" -- env WAI_MODEL_PATH="/nonexistent:$models" "$wai" encode "$tmp/in.png" -o "$tmp/env.wai"
 check "same bytes as --model-dir" -- cmp -s "$tmp/a.wai" "$tmp/env.wai"
 # the committed pairs, found here (ascending, ", "-separated), so the checks hold for any set
-committed=$(for k in 1 2 3 4 5 6 7 8; do
+committed=$(for k in 1 2 3 4 5 6 7 8 9; do
     [ -f "$models/wai-q$k.whm" ] && [ -f "$models/wai-q$k.ana" ] && printf '%s\n' "$k"; done |
     paste -sd, - | sed 's/,/, /g')
 expect 0 "--list-qualities" -- "$wai" encode --list-qualities --model-dir "$models"
@@ -142,7 +142,7 @@ expect 2 "stdin twice" -- "$wai" encode - - -o "$tmp/x.wai" --model-dir "$models
 expect 2 "bad --matrix" -- "$wai" encode "$tmp/red.y4m" -o "$tmp/x.wai" --matrix bt2020
 
 expect 2 "no output" -- "$wai" encode "$tmp/in.png" --model-dir "$models"
-expect 2 "quality 9" -- "$wai" encode "$tmp/in.png" -o "$tmp/x.wai" --quality 9 --model-dir "$models"
+expect 2 "quality 10 (past the highest)" -- "$wai" encode "$tmp/in.png" -o "$tmp/x.wai" --quality 10 --model-dir "$models"
 expect 2 "unknown option" -- "$wai" encode "$tmp/in.png" -o "$tmp/x.wai" --frobnicate
 expect 2 "--model without --analysis" -- "$wai" encode "$tmp/in.png" -o "$tmp/x.wai" --model "$models/wai-q3.whm"
 expect 3 "unreadable explicit model" -- "$wai" encode "$tmp/in.png" -o "$tmp/x.wai" --model "$tmp/none.whm" --analysis "$tmp/none.ana"
@@ -156,7 +156,9 @@ check "leaves an existing output untouched" -- cmp -s "$tmp/a.wai" "$tmp/keep.wa
 check "and no temporary file" -- test -z "$(ls "$tmp" | grep '\.tmp-')"
 
 # rate control (issue 25): the frame a target picks is the frame of that --quality
-for q in 1 5 8; do "$wai" encode -q "$tmp/in.png" -o "$tmp/q$q.wai" --quality $q --model-dir "$models"; done
+# the top: the highest committed pair
+top=${committed##*, }
+for q in 1 5 "$top"; do "$wai" encode -q "$tmp/in.png" -o "$tmp/q$q.wai" --quality "$q" --model-dir "$models"; done
 s5=$(stat -c %s "$tmp/q5.wai")
 expect 0 "--target-size of q5's stream" -- "$wai" encode "$tmp/in.png" -o "$tmp/t5.wai" --target-size "$s5" --model-dir "$models"
 check "the same bytes as --quality 5" -- cmp -s "$tmp/t5.wai" "$tmp/q5.wai"
@@ -166,7 +168,7 @@ check "a smaller stream, at quality 4" -- sh -c 'test $(stat -c %s "$1") -lt $2 
 expect 0 "--target-size 1 (no quality meets it: not an error)" -- "$wai" encode "$tmp/in.png" -o "$tmp/t1.wai" --target-size 1 --model-dir "$models"
 check "the smallest frame, q1's, and says so" -- sh -c 'cmp -s "$1" "$2" && grep -q "cannot meet it (the smallest frame taken)" "$3"' sh "$tmp/t1.wai" "$tmp/q1.wai" "$tmp/err"
 expect 0 "--target-psnr 99" -- "$wai" encode "$tmp/in.png" -o "$tmp/tp.wai" --target-psnr 99 --model-dir "$models"
-check "the highest quality, and says so" -- sh -c 'cmp -s "$1" "$2" && grep -q "lowest PSNR [0-9.]* dB, in [0-9]* codings\?; 1 frame cannot meet it (the highest quality taken)" "$3"' sh "$tmp/tp.wai" "$tmp/q8.wai" "$tmp/err"
+check "the highest quality, and says so" -- sh -c 'cmp -s "$1" "$2" && grep -q "lowest PSNR [0-9.]* dB, in [0-9]* codings\?; 1 frame cannot meet it (the highest quality taken)" "$3"' sh "$tmp/tp.wai" "$tmp/q$top.wai" "$tmp/err"
 expect 0 "--target-psnr 10 (met by every quality: the lowest)" -- "$wai" encode "$tmp/in.png" -o "$tmp/tq.wai" --target-psnr 10 --model-dir "$models"
 check "q1's stream" -- cmp -s "$tmp/tq.wai" "$tmp/q1.wai"
 expect 0 "--target-bpp 1.5 over two pictures" -- "$wai" encode "$tmp/in.png" "$tmp/in.png" -o "$tmp/tb.wai" --target-bpp 1.5 --model-dir "$models"

@@ -230,7 +230,7 @@ static void test_errors(void)
     s.model_dir = models;
     s.quality = 0;
     CHECK_EQ(wai_encoder_open(&e, &s), WAI_ERR_INVALID_ARG);
-    s.quality = 9;
+    s.quality = WAI_ENCODER_MAX_QUALITY + 1;
     CHECK_EQ(wai_encoder_open(&e, &s), WAI_ERR_INVALID_ARG);
     s.model_dir = "/nonexistent/wai-models";
     s.quality = 8;   /* valid quality, no such file */

@@ -1366,7 +1366,7 @@ static void encode_usage(FILE *f)
         "                      are repeated over their 2x2 (4:2:0) or 2x1 (4:2:2) block\n"
         "  -o OUT.wai         the stream ('-': stdout; frame_count 0 there). A file is written\n"
         "                     beside OUT and renamed at the end: on failure OUT is untouched\n"
-        "  --quality N        1..8 (default 3): the model pair wai-qN.whm + wai-qN.ana from the\n"
+        "  --quality N        1..9 (default 3): the model pair wai-qN.whm + wai-qN.ana from the\n"
         "                     first directory holding both: --model-dir if given (and nothing\n"
         "                     else), otherwise each directory of $WAI_MODEL_PATH, then the\n"
         "                     installed models (" WAI_MODEL_DIR_HELP ")\n"

@@ -3,7 +3,7 @@
 
     /usr/bin/python3 tools/eval/side-by-side.py [--pictures Bridge,coffee] [--qualities 2,6]
                                                [--models models] [--wai build/tools/wai]
-                                               [--out docs/research/data]
+                                               [--out docs/research/data] [--jpeg-quality 90]
 
 For each evaluation picture (samples/eval/<name>.png) and WAI quality: the picture is coded
 with `wai encode --quality Q`, decoded with `wai decode`, and compared with libjpeg-turbo
@@ -12,6 +12,9 @@ larger than the WAI stream (so JPEG never gets more bytes than WAI). The three p
 written side by side into `<out>/side-by-side-<name>-q<Q>.png`, with a caption line per panel
 (bytes, bpp, PSNR over RGB8). Both codecs' byte counts include their containers. The same
 inputs give the same PNG bytes (no timestamps are written).
+
+--jpeg-quality J: JPEG at that one setting instead (e.g. 90, what cameras save at; its file
+may be larger than WAI's), written to `side-by-side-<name>-q<Q>-jpeg<J>.png`.
 """
 
 import argparse
@@ -35,6 +38,18 @@ def run(cmd):
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
 
 
+def jpeg_decode(jpg):
+    run(["djpeg", "-ppm", "-outfile", jpg + ".ppm", jpg])
+    return np.array(Image.open(jpg + ".ppm").convert("RGB"))
+
+
+def jpeg_at(ppm, q, work):
+    """(bytes, decoded RGB, setting) of cjpeg at setting q."""
+    jpg = os.path.join(work, "j%d.jpg" % q)
+    run(["cjpeg", "-quality", str(q), "-sample", "2x2", "-optimize", "-outfile", jpg, ppm])
+    return os.path.getsize(jpg), jpeg_decode(jpg), q
+
+
 def jpeg_at_most(ppm, limit, work):
     """(bytes, decoded RGB, setting) of the largest cjpeg setting with a file <= limit bytes."""
     best = None
@@ -52,8 +67,7 @@ def jpeg_at_most(ppm, limit, work):
     if best is None:
         return None
     q, jpg, size = best
-    run(["djpeg", "-ppm", "-outfile", jpg + ".ppm", jpg])
-    return size, np.array(Image.open(jpg + ".ppm").convert("RGB")), q
+    return size, jpeg_decode(jpg), q
 
 
 def panel(rgb, text):
@@ -71,6 +85,7 @@ def main():
     ap.add_argument("--models", default=os.path.join(ROOT, "models"))
     ap.add_argument("--wai", default=os.path.join(ROOT, "build", "tools", "wai"))
     ap.add_argument("--out", default=os.path.join(ROOT, "docs", "research", "data"))
+    ap.add_argument("--jpeg-quality", type=int, help="JPEG at this setting, not at WAI's size")
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
     for name in a.pictures.split(","):
@@ -88,7 +103,8 @@ def main():
                 wbytes = os.path.getsize(stream)
                 ppm = os.path.join(work, "src.ppm")
                 Image.fromarray(rgb).save(ppm)
-                jp = jpeg_at_most(ppm, wbytes, work)
+                jp = (jpeg_at(ppm, a.jpeg_quality, work) if a.jpeg_quality
+                      else jpeg_at_most(ppm, wbytes, work))
             panels = [panel(rgb, "original %s" % name),
                       panel(wai, "WAI q%s: %d bytes, %.3f bpp, %.2f dB"
                             % (q, wbytes, 8.0 * wbytes / npix, E.psnr(rgb, wai)))]
@@ -105,7 +121,8 @@ def main():
             for p in panels:
                 sheet.paste(p, (x, 0))
                 x += p.width + 4
-            path = os.path.join(a.out, "side-by-side-%s-q%s.png" % (name, q))
+            suffix = "-jpeg%d" % a.jpeg_quality if a.jpeg_quality else ""
+            path = os.path.join(a.out, "side-by-side-%s-q%s%s.png" % (name, q, suffix))
             sheet.save(path, optimize=True)
             print("wrote %s" % path)
     return 0

@@ -39,7 +39,7 @@ while [ $# -gt 0 ]; do
     --build) [ $# -ge 2 ] || usage; BUILD=$(cd "$2" 2>/dev/null && pwd) || die "no build dir $2"; shift ;;
     --build=*) BUILD=$(cd "${1#--build=}" 2>/dev/null && pwd) || die "no build dir ${1#--build=}" ;;
     -h|--help) usage ;;
-    [1-8]) QUALITIES+=("$1") ;;
+    [1-9]) QUALITIES+=("$1") ;;
     *) echo "export-all: unknown argument '$1'" >&2; usage ;;
     esac
     shift
@@ -51,7 +51,7 @@ WAI=$BUILD/tools/wai
 [ -f "$COFFEE" ] || die "no $COFFEE: apt-get install python3-skimage"
 [ "$(sha256sum < "$COFFEE" | cut -d' ' -f1)" = "$COFFEE_SHA" ] || die "$COFFEE: unexpected SHA-256 (a different python3-skimage?)" 1
 if [ ${#QUALITIES[@]} -eq 0 ]; then
-    for c in "$ROOT"/tools/train/checkpoints/q[1-8].pt; do
+    for c in "$ROOT"/tools/train/checkpoints/q[1-9].pt; do
         [ -f "$c" ] || continue
         q=${c##*/q}; QUALITIES+=("${q%.pt}")
     done
@@ -107,7 +107,7 @@ done
 echo "export-all: samples/manifest.txt"
 mpath="$tmp/models:$ROOT/models"
 streams=()
-for q in 1 2 3 4 5 6 7 8; do   # in quality order
+for q in 1 2 3 4 5 6 7 8 9; do   # in quality order
     for f in "$ROOT"/samples/*-q$q.wai "$tmp"/samples/*-q$q.wai; do
         [ -f "$f" ] && streams+=("$(basename "$f")")
     done

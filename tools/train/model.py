@@ -18,7 +18,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-# Lambdas of qualities 1..8 (MSE). Since session 7: a geometric-like ladder from 0.0005 to 0.2,
+# Lambdas of qualities 1..9 (MSE). Since session 7: a geometric-like ladder from 0.0005 to 0.2,
 # because the session-6 fine-tunes on {1: 0.0009, 2: 0.0018, 3: 0.0035, 4: 0.0067, 5: 0.0130,
 # 6: 0.0250, 7: 0.0483, 8: 0.0932} gave 0.19 bpp at q1 (target <= 0.15) and 0.985 at q8
 # (target >= 1.2; the rate grows slowly above 0.05 as the small N=64/M=96 model saturates),
@@ -28,7 +28,11 @@ import torch.nn.functional as F
 # Session 10: q8 at 0.3 (was 0.2 until session 9): its rate at 0.2 stayed below target 2's
 # 1.2 bpp; 0.3 gave +17 % bits and a PSNR above q7 on every validation picture
 # (docs/research/top-quality.md). 0.4 bought no PSNR at all (the transforms' ceiling).
-LAMBDAS = {1: 0.0005, 2: 0.0011, 3: 0.0024, 4: 0.0052, 5: 0.0115, 6: 0.0260, 7: 0.0700, 8: 0.3000}
+# Session 19: nine qualities; q8 and q9 are the larger model (N=128/M=192: train.py --N 128
+# --M 192), q9 its base at 0.15, q8 its fine-tune at 0.05 (the N=64 q8 at 0.3 is gone). Its
+# lambdas are not comparable with the N=64 ones below them: the small model saturates.
+LAMBDAS = {1: 0.0005, 2: 0.0011, 3: 0.0024, 4: 0.0052, 5: 0.0115, 6: 0.0260, 7: 0.0700, 8: 0.0500,
+           9: 0.1500}
 
 SCALE_BOUND = 0.11
 LIKELIHOOD_BOUND = 1e-9

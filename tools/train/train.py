@@ -317,7 +317,7 @@ class Job:
 
 def parse_args():
     ap = argparse.ArgumentParser(description="round-robin mbt2018-mean trainer (resumable)")
-    ap.add_argument("--qualities", default="1,3,5,7", help="comma list of 1..8")
+    ap.add_argument("--qualities", default="1,3,5,7", help="comma list of 1..%d" % max(LAMBDAS))
     ap.add_argument("--N", type=int, default=64)
     ap.add_argument("--M", type=int, default=96)
     ap.add_argument("--batch", type=int, default=8)
@@ -368,7 +368,7 @@ def parse_args():
     args.qualities = [int(q) for q in args.qualities.split(",")]
     for q in args.qualities:
         if q not in LAMBDAS:
-            ap.error("quality %d not in 1..8" % q)
+            ap.error("quality %d not in 1..%d" % (q, max(LAMBDAS)))
     if (args.name or args.lmbda) and len(args.qualities) != 1:
         ap.error("--name and --lambda need exactly one quality")
     args.lr_schedule = parse_schedule(args.lr_schedule) if args.lr_schedule else None

@@ -36,7 +36,7 @@ extern "C" {
 typedef struct WaiEncoder WaiEncoder;
 
 /** Qualities are 1..WAI_ENCODER_MAX_QUALITY. */
-#define WAI_ENCODER_MAX_QUALITY 8
+#define WAI_ENCODER_MAX_QUALITY 9
 
 /** Encoder settings. Always initialise with wai_encoder_default_settings(). */
 typedef struct WaiEncoderSettings {
@@ -45,7 +45,7 @@ typedef struct WaiEncoderSettings {
                                     $WAI_MODEL_PATH, then the installed $datadir/wai/models */
     const char *model_file;    /**< explicit WHM1 file (overrides model_dir/quality); NULL */
     const char *analysis_file; /**< explicit .ana file, with model_file; NULL */
-    int quality;               /**< 1..8; default 3 (with a target: the search's first
+    int quality;               /**< 1..9; default 3 (with a target: the search's first
                                     candidate, or the nearest available) */
     uint32_t fps_num, fps_den; /**< frame rate written to the sequence header; default 25/1 */
     int embed_model;           /**< embed the WHM1 file in the sequence header; default 0 */
@@ -118,7 +118,7 @@ WAI_API int wai_encoder_set_target(WaiEncoder *enc, uint64_t frame_bytes, double
  *  writes the first min(count, max) of them, ascending, to list and returns count (0 when there
  *  are none). Only the files' presence is checked (regular files), not their contents.
  *  Errors: WAI_ERR_INVALID_ARG (max < 0, or list NULL with max > 0). Example:
- *      int q[WAI_ENCODER_MAX_QUALITY], n = wai_encoder_available_qualities(NULL, q, 8); */
+ *      int q[WAI_ENCODER_MAX_QUALITY], n = wai_encoder_available_qualities(NULL, q, WAI_ENCODER_MAX_QUALITY); */
 WAI_API int wai_encoder_available_qualities(const char *model_dir, int *list, int max);
 
 /** Encode one picture (interleaved RGB8, height rows of stride bytes) as the next frame. Every
