@@ -19,7 +19,7 @@
 # change's before and after in one run. ENCODE=0 leaves out the encoder runs (decode only),
 # WHOLE=0 the one-stripe decodes; SIZES (default "4032x3024 1920x1080 768x512") picks the
 # pictures (for issue 23's decode cost of every quality:
-# ENCODE=0 WHOLE=0 SIZES="1920x1080 768x512" tools/bench-camera.sh build 5 "1 2 3 4 5 6 7 8").
+# ENCODE=0 WHOLE=0 SIZES="1920x1080 768x512" tools/bench-camera.sh build 5 "1 2 3 4 5 6 7 8 9").
 set -eu
 B=$(cd "${1:?usage: bench-camera.sh BUILD_DIR [REPS] [QUALITIES]}" && pwd)
 REPS=${2:-3}
