@@ -322,6 +322,166 @@ static void test_bad_analysis(void)
     free(ana);
 }
 
+/* Exhaustive: wai_half_to_float against the value (-1)^s * (e ? 1024 + m : m) * 2^(max(e,1) - 25)
+ * of every binary16 bit pattern, and infinities and NaNs where e = 31. */
+static void test_half_to_float(void)
+{
+    int bad = 0;
+    for (uint32_t h = 0; h < 65536; h++) {
+        const int sgn = (int)(h >> 15), e = (int)((h >> 10) & 31), m = (int)(h & 1023);
+        const float got = wai_half_to_float((uint16_t)h);
+        int ok;
+        if (e == 31) {
+            ok = m ? isnan(got) : (isinf(got) && (signbit(got) != 0) == sgn);
+        } else {
+            const double want = (sgn ? -1.0 : 1.0) * ldexp(e ? 1024 + m : m, (e ? e : 1) - 25);
+            ok = (double)got == want && (signbit(got) != 0) == sgn;
+        }
+        if (!ok && bad++ < 3) fprintf(stderr, "half 0x%04x: got %a\n", (unsigned)h, (double)got);
+    }
+    CHECK_EQ(bad, 0);
+}
+
+/* A half no larger than |w| in magnitude (truncated), and the float it stands for: the test's own
+ * conversion (frexp), independent of the library's. Tiny weights flush to zero. */
+static uint16_t to_half(float w, float *back)
+{
+    const uint16_t sign = signbit(w) ? 0x8000 : 0;
+    const double a = fabs((double)w);
+    int ex;
+    if (a < ldexp(1, -24)) { *back = sign ? -0.0f : 0.0f; return sign; }
+    const double fr = frexp(a, &ex);            /* a = fr * 2^ex, fr in [0.5, 1) */
+    if (ex - 1 >= -14) {                        /* a normal half: (1 + mant/1024) * 2^(ex-1) */
+        CHECK(ex - 1 <= 15);
+        const int mant = (int)((fr * 2 - 1) * 1024);
+        *back = (float)((sign ? -1 : 1) * ldexp(1 + mant / 1024.0, ex - 1));
+        return (uint16_t)(sign | (uint16_t)((ex - 1 + 15) << 10) | (uint16_t)mant);
+    }
+    const int mant = (int)(a / ldexp(1, -24));  /* a subnormal half: mant * 2^-24 */
+    *back = (float)((sign ? -1 : 1) * ldexp(mant, -24));
+    return (uint16_t)(sign | mant);
+}
+
+/* The .ana of q3 rewritten twice with its conv weights truncated to binary16 values: once as
+ * binary32 (flags 0), once as binary16 (flags bit 0, wai-encoder-weights.md). The two encode a
+ * picture to the same bytes; a flags bit the format does not define, a binary16 infinity and a
+ * binary32 file claiming binary16 are refused. */
+static int write_blob(const char *path, const uint8_t *b, size_t n)
+{
+    FILE *f = fopen(path, "wb");
+    const int ok = f && fwrite(b, 1, n, f) == n;
+    if (f) fclose(f);
+    return ok ? 0 : -1;
+}
+
+static int encode_with(const char *whm, const char *ana, uint8_t **out, size_t *size)
+{
+    WaiEncoderSettings s;
+    wai_encoder_default_settings(&s);
+    s.model_file = whm;
+    s.analysis_file = ana;
+    WaiEncoder *e = NULL;
+    int r = wai_encoder_open(&e, &s);
+    if (r < 0) return r;
+    uint8_t rgb[W * H * 3];
+    make_picture(rgb, W, H, 3);
+    r = wai_encode_picture(e, rgb, W * 3, W, H);
+    if (r >= 0) r = wai_encoder_finish(e, out, size);
+    wai_encoder_close(&e);
+    return r;
+}
+
+static void test_ana_f16(void)
+{
+    char whm[1100], path[1100];
+    snprintf(whm, sizeof(whm), "%s/wai-q3.whm", models);
+    snprintf(path, sizeof(path), "%s/wai-q3.ana", models);
+    uint8_t *in;
+    size_t n;
+    CHECK_EQ(wai_read_file(path, (size_t)64 << 20, &in, &n), 0);
+    if (!in || n < 200) return;
+    CHECK_EQ(wai_rd32(in + 12), 0);                 /* the committed q3 stores binary32 */
+    uint8_t *a32 = malloc(n), *a16 = malloc(n);     /* a16 is never longer */
+    size_t p = 128, q = 128, n_conv = 0, n_sub = 0;
+    memcpy(a32, in, n);
+    memcpy(a16, in, 128);
+    const uint32_t layers = wai_rd32(in + 88) + wai_rd32(in + 92);
+    size_t first_w16 = 0;
+    for (uint32_t k = 0; k < layers && p < n - 4; k++) {
+        const uint8_t type = in[p];
+        size_t head, nw = 0, rest;
+        if (type == 1) {
+            const size_t cin = wai_rd32(in + p + 4), cout = wai_rd32(in + p + 8), kk = in[p + 12];
+            head = 16; nw = cout * cin * kk * kk; rest = 4 * cout;
+        } else if (type == 3) {
+            head = 8; rest = 0;
+        } else {
+            const size_t c = wai_rd32(in + p + 4);
+            head = 8; rest = 4 * (c + c * c);
+        }
+        memcpy(a16 + q, in + p, head);
+        p += head; q += head;
+        if (type == 1 && !first_w16) first_w16 = q;
+        for (size_t i = 0; i < nw; i++, p += 4, q += 2) {
+            float w, back;
+            uint32_t u = wai_rd32(in + p);
+            memcpy(&w, &u, 4);
+            const uint16_t h = to_half(w, &back);
+            n_sub += h && !(h & 0x7c00);
+            memcpy(&u, &back, 4);
+            wai_wr32(a32 + p, u);
+            wai_wr16(a16 + q, h);
+        }
+        n_conv += nw;
+        memcpy(a16 + q, in + p, rest);
+        p += rest; q += rest;
+    }
+    CHECK_EQ(p, n - 4);
+    const size_t n16 = q + 4;
+    CHECK(n_conv > 0 && n16 == n - 2 * n_conv);
+    wai_wr32(a32 + n - 4, wai_crc32(a32, n - 4));
+    wai_wr32(a16 + 8, (uint32_t)n16);
+    wai_wr32(a16 + 12, 1);
+    wai_wr32(a16 + n16 - 4, wai_crc32(a16, n16 - 4));
+    char f32p[64], f16p[64];
+    snprintf(f32p, sizeof(f32p), "test_encoder_f32_%ld.ana", (long)getpid());
+    snprintf(f16p, sizeof(f16p), "test_encoder_f16_%ld.ana", (long)getpid());
+    CHECK_EQ(write_blob(f32p, a32, n), 0);
+    CHECK_EQ(write_blob(f16p, a16, n16), 0);
+    uint8_t *s32 = NULL, *s16 = NULL;
+    size_t z32 = 0, z16 = 0;
+    CHECK_EQ(encode_with(whm, f32p, &s32, &z32), 0);
+    CHECK_EQ(encode_with(whm, f16p, &s16, &z16), 0);
+    CHECK(s32 && s16 && z32 == z16 && !memcmp(s32, s16, z32));
+    CHECK(n_sub > 0);   /* the file has subnormal halves (the exhaustive test covers them too) */
+    free(s32);
+    free(s16);
+    /* refused: flags 2; flags 1 on the binary32 file (its layers overrun); a binary16 infinity */
+    uint8_t *b = malloc(n);
+    memcpy(b, a16, n16);
+    wai_wr32(b + 12, 3);
+    wai_wr32(b + n16 - 4, wai_crc32(b, n16 - 4));
+    CHECK_EQ(write_blob(f16p, b, n16), 0);
+    CHECK_EQ(encode_with(whm, f16p, &s16, &z16), WAI_ERR_MODEL_INVALID);
+    CHECK(strstr(wai_encoder_last_error(NULL), "flags") != NULL);
+    memcpy(b, a32, n);
+    wai_wr32(b + 12, 1);
+    wai_wr32(b + n - 4, wai_crc32(b, n - 4));
+    CHECK_EQ(write_blob(f16p, b, n), 0);
+    CHECK_EQ(encode_with(whm, f16p, &s16, &z16), WAI_ERR_MODEL_INVALID);
+    memcpy(b, a16, n16);
+    wai_wr16(b + first_w16, 0x7c00);
+    wai_wr32(b + n16 - 4, wai_crc32(b, n16 - 4));
+    CHECK_EQ(write_blob(f16p, b, n16), 0);
+    CHECK_EQ(encode_with(whm, f16p, &s16, &z16), WAI_ERR_MODEL_INVALID);
+    free(b);
+    remove(f32p);
+    remove(f16p);
+    free(a32);
+    free(a16);
+    free(in);
+}
+
 /* Padding is edge replication: a 96x80 picture and the 128x128 picture that replicates its
  * last column and row give the same latents, so the same z and y rANS streams. */
 /* max_memory bounds the float analysis, checked before it allocates: the q3 pair needs about
@@ -835,6 +995,8 @@ int main(int argc, char **argv)
     test_errors();
     test_search();
     test_bad_analysis();
+    test_half_to_float();
+    test_ana_f16();
     test_budget();
     test_budget_stripes();
     test_padding();

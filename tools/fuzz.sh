@@ -55,6 +55,7 @@ cp vectors/*.wai "$corp/stream/"
 cp $bdir/tools/wai-micro-n8m8.whm "$corp/model/"
 # ana: a small .ana (float analysis weights) for the micro model
 python3 tests/fuzz/mkana.py $bdir/tools/wai-micro-n8m8.whm "$corp/ana/micro.ana" || exit 1
+python3 tests/fuzz/mkana.py $bdir/tools/wai-micro-n8m8.whm "$corp/ana/micro-f16.ana" --f16 || exit 1
 # gstparse: the micro vectors as they are (every mode on each), and some with a control prefix
 # (byte 0: mode and options, byte 1: chunking seed; tests/fuzz/fuzz_gstparse.c)
 cp "$corp"/decode/v*.wai "$corp/gstparse/"

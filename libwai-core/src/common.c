@@ -1,5 +1,6 @@
 #include "common.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -40,6 +41,28 @@ void wai_buf_put8(WaiBuf *b, uint8_t v) { wai_buf_put(b, &v, 1); }
 void wai_buf_put16(WaiBuf *b, uint16_t v) { uint8_t t[2]; wai_wr16(t, v); wai_buf_put(b, t, 2); }
 void wai_buf_put32(WaiBuf *b, uint32_t v) { uint8_t t[4]; wai_wr32(t, v); wai_buf_put(b, t, 4); }
 void wai_buf_put64(WaiBuf *b, uint64_t v) { uint8_t t[8]; wai_wr64(t, v); wai_buf_put(b, t, 8); }
+
+float wai_half_to_float(uint16_t h)
+{
+    const uint32_t sign = (uint32_t)(h >> 15) << 31, e = (h >> 10) & 31u, m = h & 1023u;
+    uint32_t u;
+    if (e == 31) {
+        u = sign | 0x7f800000u | (m << 13);
+    } else if (e) {
+        u = sign | ((e + 112u) << 23) | (m << 13);
+    } else {   /* zero or subnormal: m * 2^-24, a normal float (or zero) */
+#ifdef WAI_PLANTED_FAULT_HALF_SUBNORMAL   /* planted: the subnormals' scale off by one */
+        const float f = ldexpf((float)m, -25);
+#else
+        const float f = ldexpf((float)m, -24);
+#endif
+        memcpy(&u, &f, 4);
+        u |= sign;
+    }
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
 
 uint32_t wai_crc32(const uint8_t *p, size_t n)
 {

@@ -90,6 +90,10 @@ void wai_buf_put16(WaiBuf *b, uint16_t v);
 void wai_buf_put32(WaiBuf *b, uint32_t v);
 void wai_buf_put64(WaiBuf *b, uint64_t v);
 
+/* IEEE 754 binary16 to binary32, exact (every half is a float, subnormals included);
+ * infinities and NaNs come out as such. */
+float wai_half_to_float(uint16_t h);
+
 /* zlib CRC-32 and nettle SHA-256 behind one small interface. */
 uint32_t wai_crc32(const uint8_t *p, size_t n);
 void wai_sha256(const uint8_t *p, size_t n, uint8_t out[32]);

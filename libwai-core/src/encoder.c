@@ -28,6 +28,8 @@
 #define MODEL_MAX_BYTES ((size_t)512 << 20)
 
 enum { ANA_CONV = 1, ANA_LRELU = 3, ANA_GDN = 5 };
+/* header flags: the conv weights are IEEE binary16 (wai-encoder-weights.md); no other bit */
+#define ANA_FLAG_F16_WEIGHTS 1u
 
 typedef struct AnaLayer {
     int type;
@@ -99,25 +101,34 @@ static void free_layers(AnaLayer *l, uint32_t n)
     free(l);
 }
 
-static float *read_floats(WaiReader *r, size_t n)
+/* n floats stored as binary32 (half = 0) or binary16 (half = 1), each finite */
+static float *read_floats(WaiReader *r, size_t n, int half)
 {
     size_t bytes;
-    if (wai_mul_size(n, 4, &bytes) || wai_reader_left(r) < bytes) {
+    if (wai_mul_size(n, half ? 2 : 4, &bytes) || wai_reader_left(r) < bytes) {
         r->err = WAI_ERR_TRUNCATED;
         return NULL;
     }
     float *f = malloc(n ? n * sizeof(*f) : 1);
     if (!f) return NULL;
     for (size_t i = 0; i < n; i++) {
-        uint32_t u = wai_read32(r);
-        memcpy(&f[i], &u, 4);
+        if (half) {
+#ifdef WAI_PLANTED_FAULT_ANA_F16   /* planted: the exponent bias off by one */
+            f[i] = 2 * wai_half_to_float(wai_read16(r));
+#else
+            f[i] = wai_half_to_float(wai_read16(r));
+#endif
+        } else {
+            uint32_t u = wai_read32(r);
+            memcpy(&f[i], &u, 4);
+        }
         if (!isfinite(f[i])) r->err = WAI_ERR_MODEL_INVALID;
     }
     return f;
 }
 
 /* One record; *ch is the channel count flowing in, updated. Returns 0 or a negative code. */
-static int parse_layer(WaiReader *r, AnaLayer *l, int *ch)
+static int parse_layer(WaiReader *r, AnaLayer *l, int *ch, uint32_t flags)
 {
     l->type = wai_read8(r);
     if (wai_read8(r) | wai_read8(r) | wai_read8(r)) return WAI_ERR_MODEL_INVALID;
@@ -129,9 +140,9 @@ static int parse_layer(WaiReader *r, AnaLayer *l, int *ch)
             kh > ANA_K_MAX || st < 1 || st > 8 || pad >= kh || (int)cin != *ch)
             return WAI_ERR_MODEL_INVALID;
         l->cin = (int)cin; l->cout = (int)cout; l->k = kh; l->stride = st; l->pad = pad;
-        l->w = read_floats(r, (size_t)cout * cin * (size_t)(kh * kh));
+        l->w = read_floats(r, (size_t)cout * cin * (size_t)(kh * kh), (flags & ANA_FLAG_F16_WEIGHTS) != 0);
         if (!l->w) return r->err ? WAI_ERR_MODEL_INVALID : WAI_ERR_NOMEM;
-        l->b = read_floats(r, cout);
+        l->b = read_floats(r, cout, 0);
         if (!l->b) return r->err ? WAI_ERR_MODEL_INVALID : WAI_ERR_NOMEM;
         const size_t cw = cout + WAI_ANA_NO_MAX, kk = (size_t)(kh * kh);
         l->wt = calloc(cin * kk * cw, sizeof(float));
@@ -156,9 +167,9 @@ static int parse_layer(WaiReader *r, AnaLayer *l, int *ch)
         uint32_t c = wai_read32(r);
         if (r->err || (int)c != *ch || c > 1024) return WAI_ERR_MODEL_INVALID;
         l->cin = l->cout = (int)c;
-        l->beta = read_floats(r, c);
+        l->beta = read_floats(r, c, 0);
         if (!l->beta) return r->err ? WAI_ERR_MODEL_INVALID : WAI_ERR_NOMEM;
-        l->gamma = read_floats(r, (size_t)c * c);
+        l->gamma = read_floats(r, (size_t)c * c, 0);
         if (!l->gamma) return r->err ? WAI_ERR_MODEL_INVALID : WAI_ERR_NOMEM;
         for (uint32_t i = 0; i < c; i++)   /* the norm must stay positive */
             if (!(l->beta[i] > 0)) return WAI_ERR_MODEL_INVALID;
@@ -185,8 +196,9 @@ static int parse_ana(WaiEncoder *e, const uint8_t *buf, size_t size)
 {
     const WaiModel *m = e->model;
     if (size < ANA_HEADER + 4 || memcmp(buf, "WAA1", 4) || wai_rd32(buf + 4) != 1 ||
-        wai_rd32(buf + 8) != size || wai_rd32(buf + 12) != 0)
-        return fail(e, WAI_ERR_MODEL_INVALID, "analysis file: bad header (magic, version, size)");
+        wai_rd32(buf + 8) != size || (wai_rd32(buf + 12) & ~ANA_FLAG_F16_WEIGHTS))
+        return fail(e, WAI_ERR_MODEL_INVALID, "analysis file: bad header (magic, version, size, flags)");
+    const uint32_t flags = wai_rd32(buf + 12);
     if (wai_crc32(buf, size - 4) != wai_rd32(buf + size - 4))
         return fail(e, WAI_ERR_MODEL_INVALID, "analysis file: CRC mismatch");
     if (wai_rd32(buf + 80) != m->n_z || wai_rd32(buf + 84) != m->n_y)
@@ -206,7 +218,7 @@ static int parse_ana(WaiEncoder *e, const uint8_t *buf, size_t size)
     for (uint32_t i = 0; i < n_ga + n_ha; i++) {
         if (i == n_ga && ch != (int)m->n_y)
             return fail(e, WAI_ERR_MODEL_INVALID, "analysis file: g_a does not end with M channels");
-        int ret = parse_layer(&r, &e->layers[i], &ch);
+        int ret = parse_layer(&r, &e->layers[i], &ch, flags);
         if (ret < 0) return fail(e, ret, "analysis file: bad layer record");
     }
     if (ch != (int)m->n_z || wai_reader_left(&r))

@@ -3,7 +3,8 @@
  * The model pair is the micro model (wai-micro-n8m8.whm, found in $WAI_MODEL_PATH) and the
  * input as its .ana file (passed as /proc/self/fd/N of a memfd). For half the inputs the
  * header's file size, N and M, model SHA-256 and the CRC are fixed up so the layer records
- * are reached. Seeds: tests/fuzz/mkana.py (a small .ana for the micro model). */
+ * are reached. Seeds: tests/fuzz/mkana.py (a small .ana for the micro model, binary32 and binary16
+ * conv weights). */
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>

@@ -273,16 +273,33 @@ def write_whm1(sd, n, m, name):
     return data + struct.pack("<I", zlib.crc32(data) & 0xFFFFFFFF), ytab
 
 
-def write_ana(sd, n, m, name, whm_sha):
-    """docs/spec/wai-encoder-weights.md: float32 g_a and h_a."""
+ANA_CONVS = ["g_a.0.", "g_a.2.", "g_a.4.", "g_a.6.", "h_a.0.", "h_a.2.", "h_a.4."]
+
+
+def ana_f16_lossless(sd):
+    """Whether every conv weight of g_a and h_a is a binary16 value (a checkpoint whose weights
+    were stored in float16, as compact-checkpoint.py's): then the .ana can store them as
+    binary16 at half the size and the encoder computes the same floats."""
+    for prefix in ANA_CONVS:
+        w = sd[prefix + "weight"].detach().float().numpy()
+        if not np.array_equal(w.astype(np.float16).astype(np.float32), w):
+            return False
+    return True
+
+
+def write_ana(sd, n, m, name, whm_sha, f16=False):
+    """docs/spec/wai-encoder-weights.md: float32 g_a and h_a; with f16 (flags bit 0), the conv
+    weights in binary16 (only when that is exact: ana_f16_lossless)."""
     recs = []
+    if f16:
+        assert ana_f16_lossless(sd), "binary16 conv weights would round"
 
     def conv_f(prefix, stride, pad):
         w = sd[prefix + "weight"].detach().float().numpy()
         b = sd[prefix + "bias"].detach().float().numpy()
         cout, cin, kh, kw = w.shape
         return (struct.pack("<B3xIIBBBB", 1, cin, cout, kh, kw, stride, pad) +
-                w.astype("<f4").tobytes() + b.astype("<f4").tobytes())
+                w.astype("<f2" if f16 else "<f4").tobytes() + b.astype("<f4").tobytes())
 
     def gdn_f(prefix):
         beta, gamma = effective_gdn(sd, prefix)
@@ -301,7 +318,7 @@ def write_ana(sd, n, m, name, whm_sha):
     nb = name.encode("utf-8")[:64]
     body = b"".join(recs)
     size = 128 + len(body) + 4
-    head = ANA_MAGIC + struct.pack("<III", 1, size, 0) + nb + bytes(64 - len(nb))
+    head = ANA_MAGIC + struct.pack("<III", 1, size, 1 if f16 else 0) + nb + bytes(64 - len(nb))
     head += struct.pack("<4I", n, m, n_ga, n_ha) + whm_sha
     head += bytes(128 - len(head))
     assert len(head) == 128
@@ -358,6 +375,10 @@ def main():
                     "fine-tune: wai-q<Q>-n<N>m<M> <base> it<B> + it<I>)")
     ap.add_argument("--quality", type=int, help="the quality in the default name (default: the "
                     "checkpoint's; a model shipped at another rung of the ladder)")
+    ap.add_argument("--ana-weights", choices=("auto", "f32", "f16"), default="auto",
+                    help="the .ana's conv weights: binary16 when exact (auto, the default: then "
+                    "the encoder computes the same floats at half the file size), always binary32 "
+                    "(f32), or binary16, refused unless exact (f16)")
     ap.add_argument("--check-ytables", metavar="WHM",
                     help="compare the y tables with those of a wai-mkmodel file and exit")
     a = ap.parse_args()
@@ -380,7 +401,11 @@ def main():
         name = "wai-q%d-n%dm%d %s" % (q, n, m, lineage(ck))
     whm, _ = write_whm1(sd, n, m, name)
     sha = hashlib.sha256(whm).digest()
-    ana = write_ana(sd, n, m, name, sha)
+    lossless = ana_f16_lossless(sd)
+    if a.ana_weights == "f16" and not lossless:
+        print("export: --ana-weights f16: a conv weight is not a binary16 value", file=sys.stderr)
+        return 1
+    ana = write_ana(sd, n, m, name, sha, f16=lossless and a.ana_weights != "f32")
     for ext, data in ((".whm", whm), (".ana", ana)):
         path = a.output + ext
         tmp = path + ".tmp"
