@@ -28,10 +28,12 @@ import torch.nn.functional as F
 # Session 10: q8 at 0.3 (was 0.2 until session 9): its rate at 0.2 stayed below target 2's
 # 1.2 bpp; 0.3 gave +17 % bits and a PSNR above q7 on every validation picture
 # (docs/research/top-quality.md). 0.4 bought no PSNR at all (the transforms' ceiling).
-# Session 19: nine qualities; q8 and q9 are the larger model (N=128/M=192: train.py --N 128
-# --M 192), q9 its base at 0.15, q8 its fine-tune at 0.05 (the N=64 q8 at 0.3 is gone). Its
-# lambdas are not comparable with the N=64 ones below them: the small model saturates.
-LAMBDAS = {1: 0.0005, 2: 0.0011, 3: 0.0024, 4: 0.0052, 5: 0.0115, 6: 0.0260, 7: 0.0700, 8: 0.0500,
+# Session 19: nine qualities; q7..q9 are the larger model (N=128/M=192: train.py --N 128
+# --M 192), q9 its base at 0.15, q8 its fine-tune at 0.05, q7 q8's at 0.02 (the N=64 q7 at
+# 0.07 and q8 at 0.3 are gone). Its lambdas are not comparable with the N=64 ones below them
+# (q7 at 0.02 spends more bits than q6 at 0.026: the two models trade rate for PSNR
+# differently, the small one saturating).
+LAMBDAS = {1: 0.0005, 2: 0.0011, 3: 0.0024, 4: 0.0052, 5: 0.0115, 6: 0.0260, 7: 0.0200, 8: 0.0500,
            9: 0.1500}
 
 SCALE_BOUND = 0.11
