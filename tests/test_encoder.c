@@ -269,6 +269,25 @@ static void test_errors(void)
 }
 
 /* A damaged or mismatched analysis file is refused with WAI_ERR_MODEL_INVALID. */
+static int write_blob(const char *path, const uint8_t *b, size_t n)
+{
+    FILE *f = fopen(path, "wb");
+    const int ok = f && fwrite(b, 1, n, f) == n;
+    if (f) fclose(f);
+    return ok ? 0 : -1;
+}
+
+/* An encoder of an explicit WHM1 + .ana pair (*e NULL when it does not open). */
+static int open_pair(WaiEncoder **e, const char *whm, const char *ana)
+{
+    WaiEncoderSettings s;
+    wai_encoder_default_settings(&s);
+    s.model_file = whm;
+    s.analysis_file = ana;
+    *e = NULL;
+    return wai_encoder_open(e, &s);
+}
+
 static void test_bad_analysis(void)
 {
     char whm_path[1100], ana_path[1100], tmp[64];
@@ -292,32 +311,20 @@ static void test_bad_analysis(void)
         memcpy(b, ana, n);
         b[cases[k].off] ^= 0x10;
         if (cases[k].fix_crc) wai_wr32(b + n - 4, wai_crc32(b, n - 4));
-        FILE *f = fopen(tmp, "wb");
-        CHECK(f && fwrite(b, 1, n, f) == n);
-        if (f) fclose(f);
-        WaiEncoderSettings s;
-        wai_encoder_default_settings(&s);
-        s.model_file = whm_path;
-        s.analysis_file = tmp;
-        WaiEncoder *e = NULL;
-        int r = wai_encoder_open(&e, &s);
+        CHECK_EQ(write_blob(tmp, b, n), 0);
+        WaiEncoder *e;
+        int r = open_pair(&e, whm_path, tmp);
         if (r != WAI_ERR_MODEL_INVALID) fprintf(stderr, "case %s: %d\n", cases[k].what, r);
         CHECK_EQ(r, WAI_ERR_MODEL_INVALID);
         wai_encoder_close(&e);
         free(b);
     }
     /* truncated by 4 bytes, CRC recomputed over the rest */
-    FILE *f = fopen(tmp, "wb");
     wai_wr32(ana + 8, (uint32_t)(n - 4));
     wai_wr32(ana + n - 8, wai_crc32(ana, n - 8));
-    CHECK(f && fwrite(ana, 1, n - 4, f) == n - 4);
-    if (f) fclose(f);
-    WaiEncoderSettings s;
-    wai_encoder_default_settings(&s);
-    s.model_file = whm_path;
-    s.analysis_file = tmp;
-    WaiEncoder *e = NULL;
-    CHECK_EQ(wai_encoder_open(&e, &s), WAI_ERR_MODEL_INVALID);
+    CHECK_EQ(write_blob(tmp, ana, n - 4), 0);
+    WaiEncoder *e;
+    CHECK_EQ(open_pair(&e, whm_path, tmp), WAI_ERR_MODEL_INVALID);
     remove(tmp);
     free(ana);
 }
@@ -366,22 +373,10 @@ static uint16_t to_half(float w, float *back)
  * binary32 (flags 0), once as binary16 (flags bit 0, wai-encoder-weights.md). The two encode a
  * picture to the same bytes; a flags bit the format does not define, a binary16 infinity and a
  * binary32 file claiming binary16 are refused. */
-static int write_blob(const char *path, const uint8_t *b, size_t n)
-{
-    FILE *f = fopen(path, "wb");
-    const int ok = f && fwrite(b, 1, n, f) == n;
-    if (f) fclose(f);
-    return ok ? 0 : -1;
-}
-
 static int encode_with(const char *whm, const char *ana, uint8_t **out, size_t *size)
 {
-    WaiEncoderSettings s;
-    wai_encoder_default_settings(&s);
-    s.model_file = whm;
-    s.analysis_file = ana;
     WaiEncoder *e = NULL;
-    int r = wai_encoder_open(&e, &s);
+    int r = open_pair(&e, whm, ana);
     if (r < 0) return r;
     uint8_t rgb[W * H * 3];
     make_picture(rgb, W, H, 3);
