@@ -43,11 +43,17 @@ def jpeg_decode(jpg):
     return np.array(Image.open(jpg + ".ppm").convert("RGB"))
 
 
-def jpeg_at(ppm, q, work):
-    """(bytes, decoded RGB, setting) of cjpeg at setting q."""
+def jpeg_encode(ppm, q, work):
+    """(file, bytes) of cjpeg at setting q, 4:2:0."""
     jpg = os.path.join(work, "j%d.jpg" % q)
     run(["cjpeg", "-quality", str(q), "-sample", "2x2", "-optimize", "-outfile", jpg, ppm])
-    return os.path.getsize(jpg), jpeg_decode(jpg), q
+    return jpg, os.path.getsize(jpg)
+
+
+def jpeg_at(ppm, q, work):
+    """(bytes, decoded RGB, setting) of cjpeg at setting q."""
+    jpg, size = jpeg_encode(ppm, q, work)
+    return size, jpeg_decode(jpg), q
 
 
 def jpeg_at_most(ppm, limit, work):
@@ -56,9 +62,7 @@ def jpeg_at_most(ppm, limit, work):
     lo, hi = 1, 100
     while lo <= hi:  # file size grows with the setting (checked on the result below)
         q = (lo + hi) // 2
-        jpg = os.path.join(work, "j%d.jpg" % q)
-        run(["cjpeg", "-quality", str(q), "-sample", "2x2", "-optimize", "-outfile", jpg, ppm])
-        size = os.path.getsize(jpg)
+        jpg, size = jpeg_encode(ppm, q, work)
         if size <= limit:
             best = (q, jpg, size)
             lo = q + 1
