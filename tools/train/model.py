@@ -194,9 +194,21 @@ class EntropyBottleneck(nn.Module):
 
 
 class GaussianConditional(nn.Module):
-    """y ~ N(mu, sigma) convolved with U(-1/2, 1/2); sigma bounded below by 0.11."""
+    """y ~ N(mu, sigma) convolved with U(-1/2, 1/2); sigma bounded below by 0.11.
 
-    def forward(self, y, scales, means, gen=None):
+    With steps (a variable-rate model, MeanScaleHyperprior(rates=R)): dq is the quantisation
+    step of each channel (the symbol is round((y - mu) / dq), its scale sigma / dq) and dr the
+    reconstruction step (y_hat = symbol * dr + mu); dq = dr = 1 is the plain model."""
+
+    def forward(self, y, scales, means, gen=None, dq=None, dr=None):
+        if dq is not None:
+            u = (y - means) / dq
+            u = u + _noise(u, gen) if self.training else torch.round(u)
+            s = lower_bound(scales / dq, SCALE_BOUND)
+            v = torch.abs(u)
+            c = -(2 ** -0.5)
+            lik = 0.5 * torch.erfc(c * (0.5 - v) / s) - 0.5 * torch.erfc(c * (-0.5 - v) / s)
+            return u * dr + means, lower_bound(lik, LIKELIHOOD_BOUND)
         if self.training:
             y_hat = y + _noise(y, gen)
         else:
@@ -213,11 +225,16 @@ class MeanScaleHyperprior(nn.Module):
     z_down = 64
     pad_multiple = 64
 
-    def __init__(self, N=64, M=96):
+    def __init__(self, N=64, M=96, rates=0):
         super().__init__()
         if M % 2:
             raise ValueError("M must be even (h_s has 3M/2 channels)")
-        self.N, self.M = N, M
+        self.N, self.M, self.rates = N, M, rates
+        if rates:
+            # a variable-rate model: per rate and latent channel the log of the quantisation
+            # step dq and of the reconstruction step dr (asymmetric gains, Cui et al. 2021)
+            self.rate_log_dq = nn.Parameter(torch.zeros(rates, M))
+            self.rate_log_dr = nn.Parameter(torch.zeros(rates, M))
         self.g_a = nn.Sequential(conv(3, N), GDN(N), conv(N, N), GDN(N), conv(N, N), GDN(N),
                                  conv(N, M))
         self.g_s = nn.Sequential(deconv(M, N), GDN(N, inverse=True), deconv(N, N),
@@ -231,7 +248,12 @@ class MeanScaleHyperprior(nn.Module):
         self.entropy_bottleneck = EntropyBottleneck(N)
         self.gaussian_conditional = GaussianConditional()
 
-    def forward(self, x, gen=None, ste=False, bf16=False):
+    def steps(self, rate):
+        """(dq, dr) of rate index `rate` as (1, M, 1, 1) tensors."""
+        return (torch.exp(self.rate_log_dq[rate])[None, :, None, None],
+                torch.exp(self.rate_log_dr[rate])[None, :, None, None])
+
+    def forward(self, x, gen=None, ste=False, bf16=False, rate=None):
         """ste (training only): g_s gets round(y - mean) + mean with a straight-through
         gradient, as the decoder will, while the rate still sees y + noise (mixed quantisation,
         Minnen & Singh 2020, "Channel-wise autoregressive entropy models", section 3.3).
@@ -247,9 +269,16 @@ class MeanScaleHyperprior(nn.Module):
         z = self.h_a(y)
         z_hat, z_lik = self.entropy_bottleneck(z, gen)
         scales, means = self.h_s[-1](amp(self.h_s[:-1], z_hat)).chunk(2, 1)
-        y_hat, y_lik = self.gaussian_conditional(y, scales, means, gen)
-        if ste and self.training:
-            y_hat = y + (torch.round(y - means) + means - y).detach()
+        if rate is not None:
+            dq, dr = self.steps(rate)
+            y_hat, y_lik = self.gaussian_conditional(y, scales, means, gen, dq, dr)
+            if ste and self.training:
+                u = (y - means) / dq
+                y_hat = (u + (torch.round(u) - u).detach()) * dr + means
+        else:
+            y_hat, y_lik = self.gaussian_conditional(y, scales, means, gen)
+            if ste and self.training:
+                y_hat = y + (torch.round(y - means) + means - y).detach()
         x_hat = self.g_s[-1](amp(self.g_s[:-1], y_hat))
         return {"x_hat": x_hat, "y_lik": y_lik, "z_lik": z_lik}
 

@@ -98,7 +98,9 @@ def recipe_string(args):
             "channels-last %d bf16 %d%s"
             % (args.device, args.crop, args.batch, args.lr, sched, args.warmup, args.aux_lr,
                args.clip, args.ste, args.channels_last, args.bf16,
-               " cast-weight %g" % args.cast_weight if args.cast_weight else ""))
+               " cast-weight %g" % args.cast_weight if args.cast_weight else "")
+            + (" rates %s (steps' lr x%g)" % (",".join("%g" % v for v in args.rates),
+                                              args.rate_lr_scale) if args.rates else ""))
 
 
 class Logger:
@@ -133,6 +135,7 @@ class Job:
     def __init__(self, q, args, log_main):
         self.q = q
         self.lmbda = args.lmbda if args.lmbda else LAMBDAS[q]
+        self.rates = args.rates   # a variable-rate model's lambdas, or None
         self.channels_last = args.channels_last
         self.name = args.name or "q%d" % q
         self.ckpt = os.path.join(args.out, "checkpoints", self.name + ".pt")
@@ -148,10 +151,20 @@ class Job:
         resume = os.path.exists(self.ckpt)
         seed = args.seed * 1000 + q
         torch.manual_seed(seed)  # the initial weights of a new model
-        self.model = MeanScaleHyperprior(args.N, args.M)
+        self.model = MeanScaleHyperprior(args.N, args.M, len(self.rates) if self.rates else 0)
         if args.init_from and not resume:
             ck = torch.load(args.init_from, map_location="cpu", weights_only=False)
-            self.model.load_state_dict(ck["model"])
+            weights = {k: (v.float() if v.dtype == torch.float16 else v)
+                       for k, v in ck["model"].items()}
+            if self.rates and "rate_log_dq" not in weights:
+                # a plain model becomes variable-rate: each rate's steps start where a uniform
+                # quantiser's would be (bits ~ log2(1 / step), MSE ~ step^2: step ~
+                # sqrt(lambda_init / lambda)); gain-probe.py measured this start within 3 % of
+                # the learned mean step at lambda 0.05 from 0.15
+                start = torch.tensor([0.5 * math.log(float(ck["lambda"]) / l) for l in self.rates])
+                weights["rate_log_dq"] = start[:, None].repeat(1, args.M)
+                weights["rate_log_dr"] = weights["rate_log_dq"].clone()
+            self.model.load_state_dict(weights)
             self.init_note = " init-from %s (%s iteration %d, lambda %g)" % (
                 os.path.relpath(args.init_from, args.out), ck.get("name", "q%d" % ck["quality"]),
                 ck["iteration"], ck["lambda"])
@@ -167,6 +180,13 @@ class Job:
         if args.channels_last:
             self.model = self.model.to(memory_format=torch.channels_last)
         main, aux = self.model.parameter_groups()
+        if self.rates:
+            # the steps (2 x rates x M numbers) learn args.rate_lr_scale times faster
+            steps = [self.model.rate_log_dq, self.model.rate_log_dr]
+            ids = {id(p) for p in steps}
+            main = [{"params": [p for p in main if id(p) not in ids], "lr_scale": 1.0},
+                    {"params": steps, "lr": args.lr * args.rate_lr_scale,
+                     "lr_scale": args.rate_lr_scale}]
         self.opt = torch.optim.Adam(main, lr=args.lr)
         self.aux_opt = torch.optim.Adam(aux, lr=args.aux_lr)
         if resume:
@@ -183,7 +203,7 @@ class Job:
         self.log("recipe: %s" % recipe_string(args))
         if args.lr_override is not None:
             for g in self.opt.param_groups:
-                g["lr"] = args.lr_override
+                g["lr"] = args.lr_override * g.get("lr_scale", 1.0)
 
     def _load(self, args):
         ck = torch.load(self.ckpt, map_location="cpu", weights_only=False)  # has RNG states
@@ -192,6 +212,9 @@ class Job:
         if (ck["N"], ck["M"]) != (args.N, args.M):
             raise SystemExit("%s has N=%d M=%d, asked N=%d M=%d"
                              % (self.ckpt, ck["N"], ck["M"], args.N, args.M))
+        if ck.get("rates") != self.rates:
+            raise SystemExit("%s has rates %s, asked %s" % (self.ckpt, ck.get("rates"),
+                                                           self.rates))
         lean = ck.get("lean", False) and "opt" not in ck
         if "opt" not in ck and not lean:
             raise SystemExit("%s is a weights-only checkpoint (compact-checkpoint.py "
@@ -239,7 +262,7 @@ class Job:
             "model": self.model.state_dict(), "opt": self.opt.state_dict(),
             "aux_opt": self.aux_opt.state_dict(),
             "rng": {"torch": self.gen.get_state(), "numpy": self.rng.bit_generator.state},
-            "device": self.device.type, "init": self.init_info,
+            "device": self.device.type, "init": self.init_info, "rates": self.rates,
         }, self.ckpt)
 
     def step(self, sampler, args):
@@ -254,12 +277,15 @@ class Job:
             lr = base * (self.iteration - self.rewarm_from + 1) / REWARM
         if lr is not None:
             for g in self.opt.param_groups:
-                g["lr"] = lr
+                g["lr"] = lr * g.get("lr_scale", 1.0)
         self.model.train()
         self.opt.zero_grad(set_to_none=True)
         self.aux_opt.zero_grad(set_to_none=True)
-        out = self.model(x, self.gen, ste=args.ste, bf16=args.bf16)
-        loss, bpp, mse = rate_distortion(out, x, self.lmbda, args.cast_weight)
+        # a variable-rate model: the rates take turns, one per iteration
+        rate = self.iteration % len(self.rates) if self.rates else None
+        lmbda = self.rates[rate] if self.rates else self.lmbda
+        out = self.model(x, self.gen, ste=args.ste, bf16=args.bf16, rate=rate)
+        loss, bpp, mse = rate_distortion(out, x, lmbda, args.cast_weight)
         if not torch.isfinite(loss):
             # A diverging step (high lr): skip it; many in a row means the weights are gone.
             self.nonfinite += 1
@@ -280,17 +306,36 @@ class Job:
         dt = time.perf_counter() - t0
         self.iteration += 1
         self.train_seconds += dt
-        self.window.append((loss.item(), bpp.item(), mse.item(), aux.item(), dt))
+        self.window.append((loss.item(), bpp.item(), mse.item(), aux.item(), dt,
+                            -1 if rate is None else rate))
         if self.iteration % args.log_every == 0:
             w = np.array(self.window)
             self.window = []
+            if self.rates:
+                # per rate: mean bpp / PSNR of its crops in this window (not the "it" line's
+                # form, so plot-curves.py and run-background.sh status read the aggregate only)
+                per = []
+                for r in range(len(self.rates)):
+                    k = w[:, 5] == r
+                    if k.any():
+                        per.append("%g:%.3f/%.2f" % (self.rates[r], w[k, 1].mean(),
+                                                     10 * math.log10(1 / max(w[k, 2].mean(), 1e-12))))
+                self.log("rates at %d (lambda:bpp/psnr) %s" % (self.iteration, " ".join(per)))
             psnr = 10 * math.log10(1 / max(w[:, 2].mean(), 1e-12))
             self.log("it %d loss %.4f bpp %.4f psnr %.2f aux %.1f s/it %.3f lr %.1e"
                      % (self.iteration, w[:, 0].mean(), w[:, 1].mean(), psnr, w[:, 3].mean(),
                         w[:, 4].mean(), self.opt.param_groups[0]["lr"]))
 
-    @torch.no_grad()
     def evaluate(self, eval_images):
+        if not self.rates:
+            return self.evaluate_rate(eval_images, None)
+        # a variable-rate model: every rate; the middle one gives the "eval it" line of the
+        # curves (plot-curves.py)
+        for r in range(len(self.rates)):
+            self.evaluate_rate(eval_images, r)
+
+    @torch.no_grad()
+    def evaluate_rate(self, eval_images, rate):
         """Rounded latents (as the codec), bpp from the likelihoods (an estimate of the coded
         size: the real rANS tables add a little), PSNR of the clamped reconstruction."""
         t0 = time.perf_counter()
@@ -302,7 +347,7 @@ class Job:
             x = x.to(self.device)
             if self.channels_last:
                 x = x.contiguous(memory_format=torch.channels_last)
-            out = self.model(x)
+            out = self.model(x, rate=rate)
             bits = -(torch.log2(out["y_lik"]).sum() + torch.log2(out["z_lik"]).sum()).item()
             mse = torch.mean((out["x_hat"].clamp(0, 1) - x) ** 2).item()
             tot_bits += bits
@@ -310,9 +355,13 @@ class Job:
             psnrs.append(10 * math.log10(1 / max(mse, 1e-12)))
         self.model.train()
         self.last_eval = self.iteration
-        self.log("eval it %d bpp %.4f psnr %.2f (per image: %s) %.1fs"
-                 % (self.iteration, tot_bits / tot_pix, float(np.mean(psnrs)),
-                    " ".join("%.2f" % p for p in psnrs), time.perf_counter() - t0))
+        mid = rate is None or rate == (len(self.rates) - 1) // 2
+        self.log("%s it %d bpp %.4f psnr %.2f (per image: %s) %.1fs"
+                 % ("eval" if mid else "eval-rate %d (lambda %g)" % (rate, self.rates[rate]),
+                    self.iteration, tot_bits / tot_pix, float(np.mean(psnrs)),
+                    " ".join("%.2f" % p for p in psnrs), time.perf_counter() - t0)
+                 + ("" if rate is None or not mid else " rate %d (lambda %g)"
+                    % (rate, self.rates[rate])))
 
 
 def parse_args():
@@ -344,6 +393,12 @@ def parse_args():
                          "checkpoint's weights (fine-tuning); existing ones resume")
     ap.add_argument("--lambda", dest="lmbda", type=float, default=None,
                     help="override the quality's lambda (one quality only)")
+    ap.add_argument("--rates", default=None,
+                    help="a variable-rate model (one quality only, with --name): comma list of "
+                         "lambdas, one per rate, each with its own quantisation and "
+                         "reconstruction steps per latent channel; the rates take turns")
+    ap.add_argument("--rate-lr-scale", type=float, default=10.0,
+                    help="the steps' lr as a multiple of the weights' lr")
     ap.add_argument("--aux-lr", type=float, default=1e-3)
     ap.add_argument("--clip", type=float, default=1.0, help="grad-norm clip (0: off)")
     ap.add_argument("--cast-weight", type=float, default=0.0,
@@ -372,6 +427,10 @@ def parse_args():
     if (args.name or args.lmbda) and len(args.qualities) != 1:
         ap.error("--name and --lambda need exactly one quality")
     args.lr_schedule = parse_schedule(args.lr_schedule) if args.lr_schedule else None
+    if args.rates:
+        if not args.name or len(args.qualities) != 1:
+            ap.error("--rates needs --name and exactly one quality")
+        args.rates = [float(v) for v in args.rates.split(",")]
     return args
 
 
