@@ -493,7 +493,7 @@ static int make_payload(Fixture *fx, uint64_t seed, uint8_t **out, size_t *size)
         for (size_t i = 0; i < ny; i++) y[i] = (int32_t)tu_range(&seed, -3, 3);
         wai_z_hat(fx->m, g, z, zh);
         r = wai_hyper(fx->m, &fx->dsp, g, zh, idx, mean);
-        if (!r) r = wai_payload_encode(fx->m, g, z, y, idx, out, size);
+        if (!r) r = wai_payload_encode(fx->m, g, -1, z, y, idx, out, size);
     }
     free(z);
     free(zh);

@@ -299,6 +299,59 @@ static void test_scale_index(void)
     CHECK_EQ(bad, 0);
 }
 
+/* Spec 7.4 (1.1) with a quantisation step: the least k with s * 4096 <= threshold[k] * qs. */
+static void test_scale_index_q(void)
+{
+    WaiModel m;
+    memset(&m, 0, sizeof(m));
+    m.n_scales = 4;
+    m.thresholds_q12 = thr;                    /* 100, 200, 300 */
+    CHECK_EQ(wai_scale_index_q(&m, 50, 2048), 0);    /* 50 * 4096 == 100 * 2048: on threshold 0 */
+    CHECK_EQ(wai_scale_index_q(&m, 51, 2048), 1);
+    CHECK_EQ(wai_scale_index_q(&m, 150, 2048), 2);   /* on threshold 2 */
+    CHECK_EQ(wai_scale_index_q(&m, 151, 2048), 3);
+    CHECK_EQ(wai_scale_index_q(&m, 400, 8192), 1);   /* 400 * 4096 == 200 * 8192 */
+    CHECK_EQ(wai_scale_index_q(&m, 401, 8192), 2);
+    CHECK_EQ(wai_scale_index_q(&m, 1, 1), 3);        /* 4096 > 300 */
+    CHECK_EQ(wai_scale_index_q(&m, 0, 1), 0);
+    CHECK_EQ(wai_scale_index_q(&m, (1 << 23) - 1, 1u << 24), 3);   /* products beyond 2^32 */
+    CHECK_EQ(wai_scale_index_q(&m, 409600, 1u << 24), 0);
+    CHECK_EQ(wai_scale_index_q(&m, 100 * 4096, 1u << 24), 0);      /* on threshold 0 */
+    CHECK_EQ(wai_scale_index_q(&m, 100 * 4096 + 1, 1u << 24), 1);
+    CHECK_EQ(wai_scale_index_q(&m, INT32_MIN, 3), 0);
+    CHECK_EQ(wai_scale_index_q(&m, INT32_MAX, 1u << 24), 3);
+    for (int32_t sc = -500; sc <= 500; sc++)     /* qs 4096 is the 1.0 rule */
+        CHECK_EQ(wai_scale_index_q(&m, sc, 4096), wai_scale_index(&m, sc));
+
+    /* against a linear search over random tables, steps and scales (boundaries included) */
+    uint64_t s = 5;
+    int32_t t[255];
+    int bad = 0;
+    for (int trial = 0; trial < 300; trial++) {
+        m.n_scales = (uint32_t)tu_range(&s, 1, 256);
+        int32_t v = (int32_t)tu_range(&s, -2000000, 0);
+        for (uint32_t k = 0; k + 1 < m.n_scales; k++) t[k] = v += (int32_t)tu_range(&s, 1, 20000);
+        m.thresholds_q12 = t;
+        for (int q = 0; q < 50; q++) {
+            const uint32_t qs = q % 5 == 0 ? 1 : q % 5 == 1 ? 1u << 24
+                              : q % 5 == 2 ? 4096 * (uint32_t)tu_range(&s, 1, 4096)
+                                           : (uint32_t)tu_range(&s, 1, 1 << 24);
+            int32_t sc = (int32_t)tu_range(&s, -(1 << 23), (1 << 23) - 1);
+            if (q % 3 == 0 && m.n_scales > 1) {
+                /* a scale exactly on a threshold after the scaling: t * qs divisible by 4096 */
+                const uint32_t k = (uint32_t)tu_range(&s, 0, m.n_scales - 2);
+                sc = t[k];
+                if (qs % 4096 == 0) sc = (int32_t)((int64_t)t[k] * (qs / 4096));
+                if (sc > (1 << 23) - 1 || sc < -(1 << 23)) sc = t[k];
+            }
+            uint32_t k = 0;
+            while (k < m.n_scales - 1 && (int64_t)sc * 4096 > (int64_t)t[k] * qs) k++;
+            bad += wai_scale_index_q(&m, sc, qs) != (int)k;
+        }
+    }
+    CHECK_EQ(bad, 0);
+}
+
 static void test_hyper(void)
 {
     /* n_z = n_y = 1, no downsampling; h_s = conv 1x1 1->2 with w (1, -1): scale = z_hat,
@@ -741,6 +794,7 @@ int main(void)
     test_graph_checks();
     test_run_layers();
     test_scale_index();
+    test_scale_index_q();
     test_hyper();
     test_synthesis();
     test_stripes();

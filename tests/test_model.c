@@ -291,7 +291,7 @@ static const Patch patches[] = {
     { "magic", 0, 1, 'X', "magic" },
     { "version 0", 4, 4, 0, "version" },
     { "version 2", 4, 4, 2, "version" },
-    { "flags", 12, 4, 1, "flags" },
+    { "flags", 12, 4, 2, "flags" },   /* bit 1 (bit 0, RATES: test_rates) */
     { "name is informative", 20, 1, 0xff, NULL },
     { "n_z 0", 80, 4, 0, "n_z" },
     { "n_z 1025", 80, 4, 1025, "n_z" },
@@ -483,6 +483,132 @@ static void test_minimal(void)
     if (p) CHECK_EQ(p->n_scales, 1);
     wai_model_free(p);
     free(b);
+}
+
+/* ---- spec 1.1: the RATES flag and the rate table ----
+ * The hand model (n_y 3) with flags bit 0 and a rate table of n_rates rates inserted before the
+ * CRC: qstep[r][c] = q, rstep[r][c] = rs, except the one value at index `at` (u32 position in
+ * the table after n_rates; -1: none) set to `odd`; `extra` zero bytes between the table and the
+ * CRC; `keep` u32 words of the table kept (-1: all). */
+static uint8_t *rates_bytes(const uint8_t *b, size_t n, uint32_t flags, uint32_t n_rates,
+                            uint32_t q, uint32_t rs, long at, uint32_t odd, size_t extra,
+                            long keep, size_t *out_n)
+{
+    const size_t words = (size_t)n_rates * 3 * 2;
+    const size_t tw = keep < 0 ? words : (size_t)keep;
+    const size_t tn = (n_rates || keep != 0 ? 4 : 0) + 4 * tw;
+    const size_t m = n + tn + extra;
+    uint8_t *o = calloc(1, m);
+    if (!o) return NULL;
+    memcpy(o, b, n - 4);
+    wai_wr32(o + 12, flags);
+    uint8_t *t = o + n - 4;
+    if (tn) wai_wr32(t, n_rates);
+    for (size_t i = 0; i < tw; i++) {
+        uint32_t v = (i % 6) < 3 ? q : rs;
+        if ((long)i == at) v = odd;
+        wai_wr32(t + 4 + 4 * i, v);
+    }
+    fix_crc(o, m);
+    *out_n = m;
+    return o;
+}
+
+static void test_rates(const uint8_t *b, size_t n)
+{
+    char msg[256];
+    size_t m;
+    uint8_t *o;
+    WaiModel *plain = NULL, *p = NULL;
+    CHECK_EQ(wai_model_parse(&plain, b, n, NULL, 0), 0);
+    if (plain) { CHECK_EQ(plain->flags, 0); CHECK_EQ(plain->n_rates, 0); CHECK(!plain->qstep_q12); }
+
+    /* bit 0 without a table: the table (n_rates) runs past the end */
+    o = rates_bytes(b, n, 1, 0, 0, 0, -1, 0, 0, 0, &m);
+    CHECK_EQ(m, n);
+    CHECK_EQ(parse_code(o, m, msg, sizeof(msg)), WAI_ERR_MODEL_INVALID);
+    CHECK(strstr(msg, "n_rates") != NULL);
+    free(o);
+    /* a table without bit 0: bytes before the CRC */
+    o = rates_bytes(b, n, 0, 1, 4096, 4096, -1, 0, 0, -1, &m);
+    CHECK_EQ(parse_code(o, m, msg, sizeof(msg)), WAI_ERR_MODEL_INVALID);
+    free(o);
+    /* flags bit 1 (and bits 1 + 0) still refused, with a valid table */
+    for (uint32_t f = 2; f <= 3; f++) {
+        o = rates_bytes(b, n, f, 1, 4096, 4096, -1, 0, 0, -1, &m);
+        CHECK_EQ(parse_code(o, m, msg, sizeof(msg)), WAI_ERR_MODEL_INVALID);
+        CHECK(strstr(msg, "flags") != NULL);
+        free(o);
+    }
+    o = rates_bytes(b, n, 0x80000001u, 1, 4096, 4096, -1, 0, 0, -1, &m);
+    CHECK_EQ(parse_code(o, m, NULL, 0), WAI_ERR_MODEL_INVALID);
+    free(o);
+
+    /* n_rates 1 and 256 accepted, 0 and 257 refused (with a full table after them) */
+    const uint32_t nr[4] = { 1, 256, 0, 257 };
+    for (int k = 0; k < 4; k++) {
+        o = rates_bytes(b, n, 1, nr[k], 2048 + (uint32_t)k, 8192, -1, 0, 0, nr[k] ? -1 : 6, &m);
+        int ret = wai_model_parse(&p, o, m, msg, sizeof(msg));
+        if (k < 2) {
+            CHECK_EQ(ret, 0);
+            if (p) {
+                CHECK_EQ(p->flags, WAI_MODEL_RATES);
+                CHECK_EQ(p->n_rates, nr[k]);
+                CHECK_EQ(p->qstep_q12[(nr[k] - 1) * 3 + 2], 2048 + (uint32_t)k);
+                CHECK_EQ(p->rstep_q12[(nr[k] - 1) * 3 + 2], 8192);
+                /* the table is in the memory accounting */
+                CHECK(plain && p->mem_size >= plain->mem_size + (size_t)nr[k] * 3 * 8);
+                /* the serialiser writes the same bytes */
+                uint8_t *b2 = NULL;
+                size_t n2 = 0;
+                CHECK_EQ(wai_model_serialize(p, &b2, &n2), 0);
+                CHECK(b2 && n2 == m && !memcmp(b2, o, m));
+                free(b2);
+            }
+        } else {
+            CHECK_EQ(ret, WAI_ERR_MODEL_INVALID);
+            CHECK(strstr(msg, "n_rates") != NULL);
+        }
+        wai_model_free(p);
+        p = NULL;
+        free(o);
+    }
+
+    /* steps: 1 and 2^24 accepted, 0 and 2^24 + 1 refused, as a qstep (word 1) and an rstep
+     * (word 4) of rate 0 and the last rstep of rate 1 (word 11) */
+    const uint32_t sv[4] = { 1, 1u << 24, 0, (1u << 24) + 1 };
+    const long pos[3] = { 1, 4, 11 };
+    for (int k = 0; k < 4; k++)
+        for (int j = 0; j < 3; j++) {
+            o = rates_bytes(b, n, 1, 2, 4096, 4096, pos[j], sv[k], 0, -1, &m);
+            int ret = wai_model_parse(&p, o, m, msg, sizeof(msg));
+            if (k < 2) {
+                CHECK_EQ(ret, 0);
+                if (p) CHECK_EQ(pos[j] < 3 ? p->qstep_q12[1] : j == 1 ? p->rstep_q12[1] : p->rstep_q12[5], sv[k]);
+            } else {
+                CHECK_EQ(ret, WAI_ERR_MODEL_INVALID);
+                CHECK(strstr(msg, j == 0 ? "qstep" : "rstep") != NULL);
+            }
+            wai_model_free(p);
+            p = NULL;
+            free(o);
+        }
+
+    /* a truncated table (n_rates 2, one rate's words, and every shorter cut) */
+    for (long keep = 0; keep < 12; keep++) {
+        o = rates_bytes(b, n, 1, 2, 4096, 4096, -1, 0, 0, keep, &m);
+        CHECK_EQ(parse_code(o, m, msg, sizeof(msg)), WAI_ERR_MODEL_INVALID);
+        CHECK(strstr(msg, "past the end") != NULL);
+        free(o);
+    }
+    /* bytes left between the table and the CRC */
+    for (size_t extra = 1; extra <= 8; extra += 7) {
+        o = rates_bytes(b, n, 1, 1, 4096, 4096, -1, 0, extra, -1, &m);
+        CHECK_EQ(parse_code(o, m, msg, sizeof(msg)), WAI_ERR_MODEL_INVALID);
+        CHECK(strstr(msg, "between the rate table and the CRC") != NULL);
+        free(o);
+    }
+    wai_model_free(plain);
 }
 
 /* ---- the generated tiny model ---- */
@@ -706,6 +832,7 @@ int main(void)
     test_bitflips(hand, n);
     test_bounds(hand, n);
     test_minimal();
+    test_rates(hand, n);
 
     size_t tiny_n = 0;
     uint8_t *tiny = read_tiny(&tiny_n);

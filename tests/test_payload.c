@@ -9,6 +9,8 @@
 #include "rans.h"
 #include "testutil.h"
 
+#include <stdio.h>
+
 #define MODEL_FILE "wai-tiny-n64m96.whm"
 #define GUARD 0xA5
 
@@ -114,7 +116,7 @@ static int case_make(Case *c, const WaiModel *m, const WaiDsp *dsp, uint32_t w, 
         int64_t v = (int64_t)c->y_sym[i] * 4096 + c->y_mean[i];
         c->y_hat[i] = (int32_t)(v < -(1 << 23) ? -(1 << 23) : v > (1 << 23) - 1 ? (1 << 23) - 1 : v);
     }
-    r = wai_payload_encode(m, &c->g, c->z_sym, c->y_sym, c->y_index, &c->payload, &c->size);
+    r = wai_payload_encode(m, &c->g, -1, c->z_sym, c->y_sym, c->y_index, &c->payload, &c->size);
     CHECK_EQ(r, 0);
     return r;
 }
@@ -207,7 +209,7 @@ static void test_roundtrip(const WaiModel *m, const WaiDsp *dsp, uint32_t w, uin
         c.y_sym[k] = keep > 0 ? -40 : 40;
         uint8_t *p2;
         size_t n2;
-        CHECK_EQ(wai_payload_encode(m, &c.g, c.z_sym, c.y_sym, c.y_index, &p2, &n2), 0);
+        CHECK_EQ(wai_payload_encode(m, &c.g, -1, c.z_sym, c.y_sym, c.y_index, &p2, &n2), 0);
         CHECK_EQ(decode_copy(m, dsp, p2, n2, w, h, b), 0);
         CHECK(memcmp(a, b, rgb_n) != 0);
         free(p2);
@@ -314,19 +316,181 @@ static void test_errors(const WaiModel *m, const WaiDsp *dsp, uint32_t w, uint32
     uint8_t *out = (uint8_t *)&c;
     size_t osz = 7;
     c.z_sym[c.nz - 1] = -65536;
-    CHECK_EQ(wai_payload_encode(m, &c.g, c.z_sym, c.y_sym, c.y_index, &out, &osz), WAI_ERR_INVALID_ARG);
+    CHECK_EQ(wai_payload_encode(m, &c.g, -1, c.z_sym, c.y_sym, c.y_index, &out, &osz), WAI_ERR_INVALID_ARG);
     CHECK(out == NULL && osz == 0);
     c.z_sym[c.nz - 1] = 0;
     c.y_sym[0] = 65536;
-    CHECK_EQ(wai_payload_encode(m, &c.g, c.z_sym, c.y_sym, c.y_index, &out, &osz), WAI_ERR_INVALID_ARG);
+    CHECK_EQ(wai_payload_encode(m, &c.g, -1, c.z_sym, c.y_sym, c.y_index, &out, &osz), WAI_ERR_INVALID_ARG);
     c.y_sym[0] = 0;
     c.y_index[c.ny - 1] = (uint8_t)m->n_scales;
     if (m->n_scales < 256)
-        CHECK_EQ(wai_payload_encode(m, &c.g, c.z_sym, c.y_sym, c.y_index, &out, &osz), WAI_ERR_INVALID_ARG);
+        CHECK_EQ(wai_payload_encode(m, &c.g, -1, c.z_sym, c.y_sym, c.y_index, &out, &osz), WAI_ERR_INVALID_ARG);
     CHECK(out == NULL);
 
     free(rgb);
     case_free(&c);
+}
+
+/* ---- spec 1.1: RATES models and WIH2 payloads ----
+ * The tiny model with a rate table of 3 rates appended (flags bit 0): per channel random steps
+ * in 1..2^24 (rate 0 includes 1, 2^24 and 4096 on some channels). */
+#define N_RATES 3
+
+static WaiModel *rates_model(const WaiModel *plain)
+{
+    const char *dir = getenv("WAI_MODEL_PATH");
+    if (!dir) return NULL;
+    char path[4096];
+    snprintf(path, sizeof(path), "%s/%s", dir, MODEL_FILE);
+    uint8_t *buf = NULL;
+    size_t size = 0;
+    if (wai_read_file(path, (size_t)1 << 30, &buf, &size)) return NULL;
+    const size_t tn = 4 + (size_t)N_RATES * plain->n_y * 8, n = size + tn;
+    uint8_t *o = xmalloc(n);
+    memcpy(o, buf, size - 4);
+    free(buf);
+    wai_wr32(o + 12, WAI_MODEL_RATES);
+    uint8_t *t = o + size - 4;
+    wai_wr32(t, N_RATES);
+    t += 4;
+    uint64_t r = 77;
+    for (int k = 0; k < N_RATES; k++)
+        for (int pass = 0; pass < 2; pass++)
+            for (uint32_t c = 0; c < plain->n_y; c++) {
+                uint32_t v;
+                switch (tu_range(&r, 0, 5)) {
+                case 0: v = 1; break;
+                case 1: v = 1u << 24; break;
+                case 2: v = 4096; break;
+                case 3: v = (uint32_t)tu_range(&r, 1, 1 << 24); break;
+                default: v = (uint32_t)tu_range(&r, 1024, 16384); break;
+                }
+                wai_wr32(t, v);
+                t += 4;
+            }
+    wai_wr32(o + 8, (uint32_t)n);
+    wai_wr32(o + n - 4, wai_crc32(o, n - 4));
+    WaiModel *m = NULL;
+    char msg[256];
+    if (wai_model_parse(&m, o, n, msg, sizeof(msg))) fprintf(stderr, "rates model: %s\n", msg);
+    free(o);
+    return m;
+}
+
+/* For each rate (-1: WIH1): random values, h_s's output computed here with wai_run_layers and
+ * the index of 7.4 by a linear search, y_hat by 7.5's formula, then encode and decode: the
+ * decoded picture is g_s of that y_hat. WIH1 with the RATES model gives the plain model's bytes
+ * and picture. */
+static void test_rates_roundtrip(const WaiModel *plain, const WaiModel *m, const WaiDsp *dsp,
+                                 uint32_t w, uint32_t h)
+{
+    WaiGeometry g;
+    CHECK_EQ(wai_geometry(m, w, h, &g), 0);
+    const size_t nz = (size_t)g.z.c * g.z.h * g.z.w, ny = (size_t)g.y.c * g.y.h * g.y.w;
+    const size_t plane = (size_t)g.y.h * g.y.w, rgb_n = (size_t)w * h * 3;
+    int32_t *z = xmalloc(nz * 4), *zh = xmalloc(nz * 4), *y = xmalloc(ny * 4);
+    int32_t *mean = xmalloc(ny * 4), *yh = xmalloc(ny * 4);
+    uint8_t *idx = xmalloc(ny), *a = xmalloc(rgb_n), *b = xmalloc(rgb_n), *first = NULL;
+    for (int rate = -1; rate < N_RATES; rate++) {
+        for (size_t i = 0; i < nz; i++) z[i] = (int32_t)tu_range(&rs, -4, 4);
+        wai_z_hat(m, &g, z, zh);
+        CHECK_EQ(wai_hyper_rate(m, dsp, &g, zh, rate, idx, mean), 0);
+        int32_t *p = NULL;
+        WaiShape ps;
+        CHECK_EQ(wai_run_layers(dsp, m->hs, m->n_hs, zh, g.z, &p, &ps), 0);
+        int bad_idx = 0, bad_mean = 0;
+        for (size_t i = 0; p && i < ny; i++) {
+            const uint32_t c = (uint32_t)(i / plane);
+            const int64_t qs = rate < 0 ? 4096 : m->qstep_q12[(size_t)rate * m->n_y + c];
+            const int64_t sc = p[i];
+            uint32_t k = 0;
+            while (k < m->n_scales - 1 && sc * 4096 > (int64_t)m->thresholds_q12[k] * qs) k++;
+            bad_idx += idx[i] != k;
+            bad_mean += mean[i] != p[ny + i];
+        }
+        CHECK_EQ(bad_idx, 0);
+        CHECK_EQ(bad_mean, 0);
+        free(p);
+        for (size_t i = 0; i < ny; i++) {
+            const uint32_t c = (uint32_t)(i / plane);
+            y[i] = rand_latent();
+            const int64_t st = rate < 0 ? 4096 : m->rstep_q12[(size_t)rate * m->n_y + c];
+            int64_t v = (int64_t)y[i] * st + mean[i];
+            yh[i] = (int32_t)(v < -(1 << 23) ? -(1 << 23) : v > (1 << 23) - 1 ? (1 << 23) - 1 : v);
+            CHECK_EQ(wai_y_hat(m, rate, c, y[i], mean[i]), yh[i]);
+        }
+        uint8_t *pl = NULL;
+        size_t n = 0;
+        CHECK_EQ(wai_payload_encode(m, &g, rate, z, y, idx, &pl, &n), 0);
+        if (!pl) continue;
+        const size_t hs = rate < 0 ? 20 : 24;
+        CHECK(!memcmp(pl, rate < 0 ? "WIH1" : "WIH2", 4));
+        CHECK_EQ(wai_rd32(pl + 4), w);
+        CHECK_EQ(wai_rd32(pl + 8), h);
+        if (rate >= 0) CHECK_EQ(wai_rd32(pl + 12), (uint32_t)rate);
+        CHECK_EQ(hs + (uint64_t)wai_rd32(pl + hs - 8) + wai_rd32(pl + hs - 4), n);
+        memset(a, 0, rgb_n);
+        memset(b, 1, rgb_n);
+        CHECK_EQ(decode_copy(m, dsp, pl, n, w, h, a), 0);
+        CHECK_EQ(wai_synthesis(m, dsp, &g, yh, 0, 0, w, h, b, (ptrdiff_t)w * 3), 0);
+        CHECK(!memcmp(a, b, rgb_n));
+        if (rate < 0) {
+            /* WIH1: unit steps whatever the model; the plain model's index, bytes and picture */
+            uint8_t *idx2 = xmalloc(ny), *pl2 = NULL;
+            int32_t *mean2 = xmalloc(ny * 4);
+            size_t n2 = 0;
+            CHECK_EQ(wai_hyper(plain, dsp, &g, zh, idx2, mean2), 0);
+            CHECK(!memcmp(idx, idx2, ny) && !memcmp(mean, mean2, ny * 4));
+            CHECK_EQ(wai_payload_encode(plain, &g, -1, z, y, idx2, &pl2, &n2), 0);
+            CHECK(pl2 && n2 == n && !memcmp(pl, pl2, n));
+            CHECK_EQ(decode_copy(plain, dsp, pl, n, w, h, b), 0);
+            CHECK(!memcmp(a, b, rgb_n));
+            free(idx2); free(mean2); free(pl2);
+        } else {
+            /* the error rules of a WIH2 header (spec 3), all before any stream is decoded */
+            uint8_t *e = xmalloc(n);
+            memcpy(e, pl, n);
+            CHECK_EQ(decode_copy(plain, dsp, e, n, w, h, a), WAI_ERR_BITSTREAM); /* no RATES */
+            wai_wr32(e + 12, N_RATES);
+            CHECK_EQ(decode_copy(m, dsp, e, n, w, h, a), WAI_ERR_BITSTREAM);   /* rate = n_rates */
+            wai_wr32(e + 12, UINT32_MAX);
+            CHECK_EQ(decode_copy(m, dsp, e, n, w, h, a), WAI_ERR_BITSTREAM);
+            wai_wr32(e + 12, (uint32_t)rate);
+            CHECK_EQ(decode_copy(m, dsp, e, n, w, h, a), 0);   /* (rate N_RATES - 1 in the loop) */
+            /* a bad rate with broken streams too: still the header's error */
+            wai_wr32(e + 12, N_RATES);
+            memset(e + 24, 0xff, n - 24);
+            CHECK_EQ(decode_copy(m, dsp, e, n, w, h, a), WAI_ERR_BITSTREAM);
+            memcpy(e, pl, n);
+            for (size_t k = 20; k < 24; k++)                                  /* shorter than 24 */
+                CHECK_EQ(decode_copy(m, dsp, e, k, w, h, a), WAI_ERR_BITSTREAM);
+            CHECK_EQ(decode_copy(m, dsp, e, n - 1, w, h, a), WAI_ERR_BITSTREAM);
+            wai_wr32(e + 16, 3);                                              /* z_size < 4 */
+            CHECK_EQ(decode_copy(m, dsp, e, n, w, h, a), WAI_ERR_BITSTREAM);
+            memcpy(e, pl, n);
+            wai_wr32(e + 4, w + 1);
+            CHECK_EQ(decode_copy(m, dsp, e, n, w, h, a), WAI_ERR_BITSTREAM);
+            memcpy(e, pl, n);
+            e[3] = '3';                                                       /* WIH3 */
+            CHECK_EQ(decode_copy(m, dsp, e, n, w, h, a), WAI_ERR_BITSTREAM);
+            free(e);
+            /* the rate's steps matter: the same values at another rate decode differently
+             * (or not at all), and encoding a rate the model lacks is refused */
+            uint8_t *x = NULL;
+            size_t xn = 0;
+            CHECK_EQ(wai_payload_encode(m, &g, N_RATES, z, y, idx, &x, &xn), WAI_ERR_INVALID_ARG);
+            CHECK_EQ(wai_payload_encode(plain, &g, 0, z, y, idx, &x, &xn), WAI_ERR_INVALID_ARG);
+            CHECK_EQ(wai_hyper_rate(plain, dsp, &g, zh, 0, idx, mean), WAI_ERR_INVALID_ARG);
+            if (!first) {
+                first = xmalloc(rgb_n);
+                memcpy(first, a, rgb_n);
+            } else {
+                CHECK(memcmp(first, a, rgb_n) != 0);
+            }
+        }
+        free(pl);
+    }
+    free(z); free(zh); free(y); free(mean); free(yh); free(idx); free(a); free(b); free(first);
 }
 
 int main(void)
@@ -344,6 +508,14 @@ int main(void)
     test_roundtrip(m, &dsp, pm + 5, pm > 3 ? pm - 3 : 1);   /* padding on both axes */
     test_roundtrip(m, &dsp, 1, 1);
     test_errors(m, &dsp, pm > 4 ? pm - 4 : pm, pm);
+    WaiModel *mr = rates_model(m);
+    CHECK(mr != NULL);
+    if (mr) {
+        test_rates_roundtrip(m, mr, &dsp, pm, pm);
+        test_rates_roundtrip(m, mr, &dsp, pm + 5, pm > 3 ? pm - 3 : 1);
+        test_rates_roundtrip(m, mr, &dsp, 1, 1);
+    }
+    wai_model_free(mr);
 
     wai_model_free(m);
     return tu_finish("test_payload");

@@ -49,10 +49,13 @@ mkdir -p "$corp" && corp=$(cd "$corp" && pwd)
 mkdir -p "$corp"/{decode,stream,model,rans,ana,gstparse}
 # decode seeds: the vector set remade with the micro model (same structure, ~1000x cheaper to
 # decode than the tiny model, so the fuzzer gets far more executions per second)
-$bdir/tools/wai-mkvectors --model $bdir/tools/wai-micro-n8m8.whm --out-dir "$corp/decode" 2>/dev/null > /dev/null
+# (and v20, WIH2 frames of the variable-rate model rule-rates, spec 1.1)
+$bdir/tools/wai-mkvectors --model $bdir/tools/wai-micro-n8m8.whm --model $bdir/tools/wai-rule-rates.whm \
+    --out-dir "$corp/decode" 2>/dev/null > /dev/null
 cp vectors/*.wai "$corp/stream/"
 [ -d tests/fuzz/corpus-model ] && cp tests/fuzz/corpus-model/* "$corp/model/" 2>/dev/null
 cp $bdir/tools/wai-micro-n8m8.whm "$corp/model/"
+cp $bdir/tools/wai-rule-rates.whm "$corp/model/"     # a RATES model (flags bit 0, rate table)
 # ana: a small .ana (float analysis weights) for the micro model
 python3 tests/fuzz/mkana.py $bdir/tools/wai-micro-n8m8.whm "$corp/ana/micro.ana" || exit 1
 python3 tests/fuzz/mkana.py $bdir/tools/wai-micro-n8m8.whm "$corp/ana/micro-f16.ana" --f16 || exit 1

@@ -77,7 +77,7 @@ int main(int argc, char **argv)
     }
     wai_z_hat(m, &g, z, zh);
     if ((err = wai_hyper(m, &dsp, &g, zh, idx, mean)) < 0 ||
-        (err = wai_payload_encode(m, &g, z, y, idx, &payload, &psize)) < 0) {
+        (err = wai_payload_encode(m, &g, -1, z, y, idx, &payload, &psize)) < 0) {
         fail("payload", err);
         goto end;
     }

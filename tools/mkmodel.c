@@ -525,6 +525,58 @@ static int build_scale(WaiModel *m)
     return 0;
 }
 
+/* rule-rates (spec version 1.1): a variable-rate model. Three channels, each like rule-scale's
+ * one: the scale is z_hat itself (4096 v, median 0), the mean v; thresholds 4096, 8192, 12288
+ * (n_scales 4), y table k offset -1 - k, length 3 + k. g_s: out k = rshr(y_hat_k, 8) + 2048
+ * (y_hat within +-2^19 visible). Three rates of per-channel steps (Q12): qstep != rstep, steps
+ * below and above 4096, the extremes 1 and 2^24 as qstep and as rstep, and steps that put
+ * scales exactly on a threshold after the scaling (s * 4096 == threshold * qs: channel 0 rate 0,
+ * qs 2048, v_z = 1 on threshold 1; channel 1 rate 0, qs 8192, v_z = 2, 4, 6 on thresholds 0, 1,
+ * 2; channel 0 rate 2, qs 6144, v_z = 3 on threshold 1; channel 2 rate 1, qs 12288, v_z = 3, 6,
+ * 9 on thresholds 0, 1, 2). */
+static const uint32_t rates_qstep[3][3] = {
+    { 2048, 8192, 3072 },
+    { 16777216, 1, 12288 },
+    { 6144, 4096, 16777216 },
+};
+static const uint32_t rates_rstep[3][3] = {
+    { 6144, 3072, 4096 },
+    { 1, 16777216, 12288 },
+    { 2048, 12288, 1 },
+};
+
+static int build_rates(WaiModel *m)
+{
+    int ret = hand_frame(m, "wai-rule-rates", 3, 3, 1);
+    if (ret >= 0) ret = hand_hs(m, 3, 1, 12);
+    const int16_t wt[3] = { 1, 1, 1 };
+    const uint8_t sh[3] = { 8, 8, 8 };
+    const int64_t b[3] = { 2048 << 8, 2048 << 8, 2048 << 8 };
+    if (ret >= 0) ret = hand_diag(&m->gs[0], 3, 3, 0, wt, sh, b);
+    if (ret < 0) return ret;
+    m->z_median_q12 = calloc(3, sizeof(*m->z_median_q12));
+    m->z_tables = calloc(3, sizeof(*m->z_tables));
+    m->n_scales = 4;
+    m->thresholds_q12 = calloc(3, sizeof(*m->thresholds_q12));
+    m->y_tables = calloc(4, sizeof(*m->y_tables));
+    m->flags = WAI_MODEL_RATES;
+    m->n_rates = 3;
+    m->qstep_q12 = malloc(9 * sizeof(*m->qstep_q12));
+    m->rstep_q12 = malloc(9 * sizeof(*m->rstep_q12));
+    if (!m->z_median_q12 || !m->z_tables || !m->thresholds_q12 || !m->y_tables ||
+        !m->qstep_q12 || !m->rstep_q12)
+        return WAI_ERR_NOMEM;
+    for (int c = 0; c < 3; c++)
+        if ((ret = hand_table(&m->z_tables[c], -2, 8)) < 0) return ret;
+    for (int k = 0; k < 4; k++) {
+        if (k < 3) m->thresholds_q12[k] = 4096 * (k + 1);
+        if ((ret = hand_table(&m->y_tables[k], -1 - k, (uint32_t)(3 + k))) < 0) return ret;
+    }
+    memcpy(m->qstep_q12, rates_qstep, sizeof(rates_qstep));
+    memcpy(m->rstep_q12, rates_rstep, sizeof(rates_rstep));
+    return 0;
+}
+
 /* rule-zhat: z_hat = clamp(v * 4096 + median, ACT_MIN, ACT_MAX) in int64 with medians
  * 2^31 - 1, -2^31 and 2^23 - 4096 * 3 + 1000 (channel 2 crosses ACT_MAX between v = 2 and 3);
  * the means are rshr(z_hat, 9) (Q12 values within +-2^14); g_s shows channels 0 and 1 as
@@ -651,7 +703,7 @@ typedef struct HandModel { const char *name; int (*build)(WaiModel *m); } HandMo
 static const HandModel hand_models[] = {
     { "rule-rshr", build_rshr }, { "rule-lrelu", build_lrelu }, { "rule-isqrt", build_isqrt },
     { "rule-scale", build_scale }, { "rule-zhat", build_zhat }, { "rule-output", build_output },
-    { "rule-graph", build_graph }, { "rule-igdn8", build_igdn8 },
+    { "rule-graph", build_graph }, { "rule-igdn8", build_igdn8 }, { "rule-rates", build_rates },
 };
 
 static void free_built(WaiModel *m)
@@ -666,7 +718,7 @@ static int usage(FILE *f)
                "  tiny: N=64, M=96; q6: N=192, M=320 (mbt2018-mean decoder topologies);\n"
                "  micro: N=8, M=8, the same layer structure, a small seed for fuzzing\n"
                "  rule-rshr, rule-lrelu, rule-isqrt, rule-scale, rule-zhat, rule-output,\n"
-               "  rule-graph, rule-igdn8: hand-set models for the rule vectors (no seed)\n"
+               "  rule-graph, rule-igdn8, rule-rates: hand-set models for the rule vectors (no seed)\n"
                "  prints the SHA-256 of the written file\n");
     return f == stderr ? 2 : 0;
 }

@@ -42,6 +42,10 @@ typedef struct VectorSpec {
     /* chosen latents: fills z[c][y][x] and y[c][y][x] (geometry g); NULL: seeded */
     void (*fill)(const WaiGeometry *g, int32_t *z, int32_t *y);
     int long_nb;                /* bypass lengths above the least (spec 7.2: allowed) */
+    /* variable-rate vectors (spec 1.1): frame f is WIH2 with rate frame_rate[f] (-1: WIH1);
+     * fill_rate chooses its values */
+    const int *frame_rate;
+    void (*fill_rate)(const WaiModel *m, const WaiGeometry *g, int rate, int32_t *z, int32_t *y);
 } VectorSpec;
 
 /* ---- chosen latents for the rule vectors ----
@@ -213,37 +217,70 @@ static void fill_output(const WaiGeometry *g, int32_t *z, int32_t *y)
         }
 }
 
+/* v20 (rule-rates, spec 1.1): z values -2 .. 9 put the scales 4096 v_z on the thresholds after
+ * each rate's quantisation step (see wai-mkmodel's rule-rates); odd columns code y values +-1
+ * (in every table), even columns the value an encoder codes for a target y_hat T (a ramp
+ * -450000 .. 450000, negated in channel 1): v = round((T - mean) / rs), within +-65535, so the
+ * reconstruction step shows in the picture (rs = 1 runs into the value bound, 2^24 into the
+ * y_hat clamp or to 0). */
+static void fill_rates(const WaiModel *m, const WaiGeometry *g, int rate, int32_t *z, int32_t *y)
+{
+    static const int32_t zv[8] = { -2, 0, 1, 2, 3, 4, 6, 9 };
+    const uint32_t *rs = wai_rate_rsteps(m, rate);
+    for (int c = 0; c < 3; c++)
+        for (int x = 0; x < 8; x++) {
+            const size_t i = (size_t)c * g->y.w + (size_t)x;
+            z[i] = zv[x];
+            if (x & 1) {
+                y[i] = x % 4 == 1 ? 1 : -1;
+                continue;
+            }
+            const int64_t step = rs ? rs[c] : 4096, mean = zv[x];
+            const int64_t t = (int64_t)(x - 3) * 150000 * (c == 1 ? -1 : 1) - mean;
+            /* round half up: floor((2 t + step) / (2 step)) */
+            const int64_t num = 2 * t + step, den = 2 * step;
+            int64_t v = num >= 0 ? num / den : -((-num + den - 1) / den);
+            if (v > WAI_VALUE_MAX) v = WAI_VALUE_MAX;
+            if (v < -WAI_VALUE_MAX) v = -WAI_VALUE_MAX;
+            y[i] = (int32_t)v;
+        }
+}
+
+static const int rates_frames[4] = { 0, 1, 2, -1 };
+
 
 static const VectorSpec vectors[] = {
-    { "v01-64x64", "one 64x64 picture", 64, 64, 0, 0, 0, 0, 1, 25, 1, 0, 0, 0, 1, NULL, NULL, 0 },
-    { "v02-1x1", "1x1 picture (padded to 64x64)", 1, 1, 0, 0, 0, 0, 1, 25, 1, 0, 0, 0, 2, NULL, NULL, 0 },
-    { "v03-100x75", "sides not multiples of 64", 100, 75, 0, 0, 0, 0, 1, 25, 1, 0, 0, 0, 3, NULL, NULL, 0 },
-    { "v04-wide-1000x8", "very wide picture", 1000, 8, 0, 0, 0, 0, 1, 25, 1, 0, 0, 0, 4, NULL, NULL, 0 },
-    { "v05-tall-17x300", "tall picture, odd width", 17, 300, 0, 0, 0, 0, 1, 25, 1, 0, 0, 0, 5, NULL, NULL, 0 },
-    { "v06-window-96x80", "display window 80x70 at (5,3)", 96, 80, 5, 3, 80, 70, 1, 25, 1, 0, 0, 0, 6, NULL, NULL, 0 },
-    { "v07-escapes-64x64", "many escaped (bypass) values", 64, 64, 0, 0, 0, 0, 1, 25, 1, 0, 50, 0, 7, NULL, NULL, 0 },
-    { "v08-zeros-128x64", "zero-heavy latents", 128, 64, 0, 0, 0, 0, 1, 25, 1, 0, 0, 1, 8, NULL, NULL, 0 },
-    { "v09-video-3x64x48", "3-frame intra video at 30000/1001 fps", 64, 48, 0, 0, 0, 0, 3, 30000, 1001, 0, 0, 0, 9, NULL, NULL, 0 },
-    { "v10-embedded-32x32", "model embedded in the stream", 32, 32, 0, 0, 0, 0, 1, 25, 1, 1, 0, 0, 10, NULL, NULL, 0 },
+    { "v01-64x64", "one 64x64 picture", 64, 64, 0, 0, 0, 0, 1, 25, 1, 0, 0, 0, 1, NULL, NULL, 0, NULL, NULL },
+    { "v02-1x1", "1x1 picture (padded to 64x64)", 1, 1, 0, 0, 0, 0, 1, 25, 1, 0, 0, 0, 2, NULL, NULL, 0, NULL, NULL },
+    { "v03-100x75", "sides not multiples of 64", 100, 75, 0, 0, 0, 0, 1, 25, 1, 0, 0, 0, 3, NULL, NULL, 0, NULL, NULL },
+    { "v04-wide-1000x8", "very wide picture", 1000, 8, 0, 0, 0, 0, 1, 25, 1, 0, 0, 0, 4, NULL, NULL, 0, NULL, NULL },
+    { "v05-tall-17x300", "tall picture, odd width", 17, 300, 0, 0, 0, 0, 1, 25, 1, 0, 0, 0, 5, NULL, NULL, 0, NULL, NULL },
+    { "v06-window-96x80", "display window 80x70 at (5,3)", 96, 80, 5, 3, 80, 70, 1, 25, 1, 0, 0, 0, 6, NULL, NULL, 0, NULL, NULL },
+    { "v07-escapes-64x64", "many escaped (bypass) values", 64, 64, 0, 0, 0, 0, 1, 25, 1, 0, 50, 0, 7, NULL, NULL, 0, NULL, NULL },
+    { "v08-zeros-128x64", "zero-heavy latents", 128, 64, 0, 0, 0, 0, 1, 25, 1, 0, 0, 1, 8, NULL, NULL, 0, NULL, NULL },
+    { "v09-video-3x64x48", "3-frame intra video at 30000/1001 fps", 64, 48, 0, 0, 0, 0, 3, 30000, 1001, 0, 0, 0, 9, NULL, NULL, 0, NULL, NULL },
+    { "v10-embedded-32x32", "model embedded in the stream", 32, 32, 0, 0, 0, 0, 1, 25, 1, 1, 0, 0, 10, NULL, NULL, 0, NULL, NULL },
     /* rule vectors: hand-set models, embedded */
     { "v11-rshr-8x1", "rshr ties at shifts 0, 1, 12, 32", 8, 1, 0, 0, 0, 0, 1, 25, 1, 1, 0, 0, 0,
-      "wai-rule-rshr", fill_rshr, 0 },
+      "wai-rule-rshr", fill_rshr, 0, NULL, NULL },
     { "v12-lrelu-8x1", "leaky ReLU rounding and ties", 8, 1, 0, 0, 0, 0, 1, 25, 1, 1, 0, 0, 0,
-      "wai-rule-lrelu", fill_lrelu, 0 },
+      "wai-rule-lrelu", fill_lrelu, 0, NULL, NULL },
     { "v13-isqrt-1x1", "IGDN isqrt where double sqrt is off", 1, 1, 0, 0, 0, 0, 1, 25, 1, 1, 0, 0, 0,
-      "wai-rule-isqrt", fill_isqrt, 0 },
+      "wai-rule-isqrt", fill_isqrt, 0, NULL, NULL },
     { "v14-scale-8x1", "scales on thresholds, table edges, y_hat clamp", 8, 1, 0, 0, 0, 0, 1, 25, 1, 1, 0, 0, 0,
-      "wai-rule-scale", fill_scale, 0 },
+      "wai-rule-scale", fill_scale, 0, NULL, NULL },
     { "v15-zhat-8x1", "z_hat with extreme medians, int64 and clamp", 8, 1, 0, 0, 0, 0, 1, 25, 1, 1, 0, 0, 0,
-      "wai-rule-zhat", fill_zhat, 0 },
+      "wai-rule-zhat", fill_zhat, 0, NULL, NULL },
     { "v16-output-76x23", "RGB8 conversion ramp, window 72x20 at (2,3)", 76, 23, 2, 3, 72, 20, 1, 25, 1, 1, 0, 0, 0,
-      "wai-rule-output", fill_output, 0 },
+      "wai-rule-output", fill_output, 0, NULL, NULL },
     { "v17-graph-21x13", "strides 2-4, non-square kernels, IGDN g 8 and 24", 21, 13, 0, 0, 0, 0, 1, 25, 1, 1, 50, 0, 17,
-      "wai-rule-graph", NULL, 0 },
+      "wai-rule-graph", NULL, 0, NULL, NULL },
     { "v18-igdn8-1x1", "IGDN gamma_shift 8: x2 rounding, gamma orientation", 1, 1, 0, 0, 0, 0, 1, 25, 1, 1, 0, 0, 0,
-      "wai-rule-igdn8", fill_igdn8, 0 },
+      "wai-rule-igdn8", fill_igdn8, 0, NULL, NULL },
     { "v19-bypass-nb-16x1", "bypass lengths with leading zero nibbles", 16, 1, 0, 0, 0, 0, 1, 25, 1, 1, 0, 0, 0,
-      "wai-rule-output", fill_nb, 1 },
+      "wai-rule-output", fill_nb, 1, NULL, NULL },
+    { "v20-rates-8x1", "variable rate: WIH2 rates 0, 1, 2 and a WIH1 frame", 8, 1, 0, 0, 0, 0, 4, 25, 1, 1, 0, 0, 0,
+      "wai-rule-rates", NULL, 0, rates_frames, fill_rates },
 };
 
 static int fail(const char *what, int err)
@@ -278,7 +315,7 @@ static int make_payload(const WaiModel *m, const WaiDsp *dsp, const WaiGeometry 
         wai_z_hat(m, g, z, zh);
         if ((err = wai_hyper(m, dsp, g, zh, idx, mean)) < 0) goto end;
         err = v->long_nb ? padded_payload(m, g, z, y, idx, out, size)
-                         : wai_payload_encode(m, g, z, y, idx, out, size);
+                         : wai_payload_encode(m, g, -1, z, y, idx, out, size);
         goto end;
     }
     for (size_t i = 0; i < nz; i++) {
@@ -299,8 +336,28 @@ static int make_payload(const WaiModel *m, const WaiDsp *dsp, const WaiGeometry 
             y[i] = wai_prng_range(r, 0, 1) ? mag : -mag;
         }
     }
-    err = wai_payload_encode(m, g, z, y, idx, out, size);
+    err = wai_payload_encode(m, g, -1, z, y, idx, out, size);
 end:
+    free(z); free(zh); free(y); free(mean); free(idx);
+    return err;
+}
+
+/* One frame of a variable-rate vector: its rate's table indices (wai_hyper_rate), WIH2 (or
+ * WIH1 for rate -1). */
+static int make_rate_payload(const WaiModel *m, const WaiDsp *dsp, const WaiGeometry *g,
+                             const VectorSpec *v, int rate, uint8_t **out, size_t *size)
+{
+    size_t nz = (size_t)g->z.c * g->z.h * g->z.w, ny = (size_t)g->y.c * g->y.h * g->y.w;
+    int32_t *z = malloc(nz * sizeof(*z)), *zh = malloc(nz * sizeof(*zh));
+    int32_t *y = malloc(ny * sizeof(*y)), *mean = malloc(ny * sizeof(*mean));
+    uint8_t *idx = malloc(ny);
+    int err = WAI_ERR_NOMEM;
+    if (z && zh && y && mean && idx) {
+        v->fill_rate(m, g, rate, z, y);
+        wai_z_hat(m, g, z, zh);
+        if ((err = wai_hyper_rate(m, dsp, g, zh, rate, idx, mean)) >= 0)
+            err = wai_payload_encode(m, g, rate, z, y, idx, out, size);
+    }
     free(z); free(zh); free(y); free(mean); free(idx);
     return err;
 }
@@ -344,7 +401,9 @@ static int make_vector(const WaiModel *m, const uint8_t *model_bytes, size_t mod
     for (uint32_t f = 0; err >= 0 && f < v->frames; f++) {
         uint8_t *payload = NULL;
         size_t psize = 0;
-        if ((err = make_payload(m, dsp, &g, v, &r, &payload, &psize)) < 0) break;
+        if ((err = v->fill_rate ? make_rate_payload(m, dsp, &g, v, v->frame_rate[f], &payload, &psize)
+                                : make_payload(m, dsp, &g, v, &r, &payload, &psize)) < 0)
+            break;
         err = wai_frame_write(&stream, f, payload, psize);
         /* the pinned hash comes from the reference decode of the bytes just written */
         if (err >= 0)

@@ -695,8 +695,14 @@ static void print_frame(const uint8_t *p, size_t size, uint64_t off, int64_t *la
             v[k] = (uint32_t)w[4 + 4 * k] | (uint32_t)w[5 + 4 * k] << 8 |
                    (uint32_t)w[6 + 4 * k] << 16 | (uint32_t)w[7 + 4 * k] << 24;
         printf(", %ux%u, z %u bytes, y %u bytes", v[0], v[1], v[2], v[3]);
+    } else if (size >= 40 && !memcmp(w, "WIH2", 4)) {
+        uint32_t v[5];
+        for (int k = 0; k < 5; k++)
+            v[k] = (uint32_t)w[4 + 4 * k] | (uint32_t)w[5 + 4 * k] << 8 |
+                   (uint32_t)w[6 + 4 * k] << 16 | (uint32_t)w[7 + 4 * k] << 24;
+        printf(", %ux%u, rate %u, z %u bytes, y %u bytes", v[0], v[1], v[2], v[3], v[4]);
     } else {
-        printf(", payload is not WIH1");
+        printf(", payload is not WIH1 or WIH2");
     }
     if (*last + 1 != (int64_t)index) printf(" (index out of sequence after %" PRId64 ")", *last);
     printf("\n");

@@ -62,7 +62,7 @@ static int make_payload(const WaiModel *m, const WaiDsp *dsp, const WaiGeometry 
     wai_z_hat(m, g, z, zh);
     if ((err = wai_hyper(m, dsp, g, zh, idx, mean)) < 0) goto end;
     for (size_t i = 0; i < ny; i++) y[i] = (int32_t)wai_prng_range(r, -3, 3);
-    err = wai_payload_encode(m, g, z, y, idx, out, size);
+    err = wai_payload_encode(m, g, -1, z, y, idx, out, size);
 end:
     free(z); free(zh); free(y); free(mean); free(idx);
     return err;

@@ -1036,7 +1036,7 @@ static int encode_payload(WaiEncoder *e, const uint8_t *rgb, ptrdiff_t stride, u
 #else
         y_sym[i] = round_value(((double)t.d[i] * 4096.0 - y_mean[i]) / 4096.0);
 #endif
-    if ((ret = wai_payload_encode(m, &g, z_sym, y_sym, y_index, &payload, &psize)) < 0) goto end;
+    if ((ret = wai_payload_encode(m, &g, -1, z_sym, y_sym, y_index, &payload, &psize)) < 0) goto end;
     *payload_out = payload;
     *psize_out = psize;
     payload = NULL;

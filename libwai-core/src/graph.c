@@ -342,7 +342,14 @@ static void run_rows(const WaiDsp *dsp, WaiPool **pool, uint32_t rows, double wo
  * thresholds strictly increase, so that k is the count of thresholds below s: a lower bound by
  * halving, each step's move added under a mask rather than taken by a branch. A branching
  * binary search mispredicts about every other step, and h_s asks this for every element of y
- * (the masked form is 3-5x faster in a loop over a q5 model's 63 thresholds). */
+ * (the masked form is 3-5x faster in a loop over a q5 model's 63 thresholds). This is the rule
+ * for the unit quantisation step qs = 4096 (WIH1 frames, spec 1.0); scale_index_q() below is the
+ * general one. */
+#if defined(WAI_PLANTED_FAULT_GRAPH_SCALE_INDEX) || defined(WAI_PLANTED_FAULT_VEC_SCALE_STRICT)
+#define SCALE_BELOW(t, s) ((t) <= (s))   /* planted: s == threshold goes one up */
+#else
+#define SCALE_BELOW(t, s) ((t) < (s))
+#endif
 static inline int scale_index(const WaiModel *m, int32_t scale_q12)
 {
     const int32_t *t = m->thresholds_q12, *b = t;
@@ -350,21 +357,36 @@ static inline int scale_index(const WaiModel *m, int32_t scale_q12)
     if (!n) return 0;
     while (n > 1) {
         const size_t half = n / 2;
-#if defined(WAI_PLANTED_FAULT_GRAPH_SCALE_INDEX) || defined(WAI_PLANTED_FAULT_VEC_SCALE_STRICT)
-        /* planted: s == threshold goes one up */
-        b += half & (0 - (size_t)(b[half - 1] <= scale_q12));
-#else
-        b += half & (0 - (size_t)(b[half - 1] < scale_q12));
-#endif
+        b += half & (0 - (size_t)SCALE_BELOW(b[half - 1], scale_q12));
         n -= half;
     }
-#if defined(WAI_PLANTED_FAULT_GRAPH_SCALE_INDEX) || defined(WAI_PLANTED_FAULT_VEC_SCALE_STRICT)
-    int lo = (int)(b - t) + (*b <= scale_q12);
-#else
-    int lo = (int)(b - t) + (*b < scale_q12);
-#endif
+    int lo = (int)(b - t) + SCALE_BELOW(*b, scale_q12);
 #ifdef WAI_PLANTED_FAULT_VEC_SCALE_LAST
     /* planted: a scale above the last threshold takes the last threshold's table */
+    if (m->n_scales > 1 && lo == (int)m->n_scales - 1) lo--;
+#endif
+    return lo;
+}
+
+/* Spec 7.4 (version 1.1) with the channel's quantisation step qs (Q12, 1..2^24): the least k
+ * with s * 4096 <= threshold[k] * qs, exact in int64 (|s| < 2^31 gives |s * 4096| < 2^43,
+ * |threshold * qs| < 2^55), else n_scales - 1. qs > 0 keeps the products strictly increasing
+ * in k, so the same masked lower bound counts the thresholds with threshold * qs < s * 4096.
+ * qs == 4096 is scale_index() (the same k: both sides carry the factor 4096). */
+static inline int scale_index_q(const WaiModel *m, int32_t scale_q12, uint32_t qs)
+{
+    if (qs == 4096) return scale_index(m, scale_q12);
+    const int32_t *t = m->thresholds_q12, *b = t;
+    size_t n = m->n_scales ? m->n_scales - 1 : 0;
+    if (!n) return 0;
+    const int64_t sv = (int64_t)scale_q12 * 4096, q = (int64_t)qs;
+    while (n > 1) {
+        const size_t half = n / 2;
+        b += half & (0 - (size_t)SCALE_BELOW((int64_t)b[half - 1] * q, sv));
+        n -= half;
+    }
+    int lo = (int)(b - t) + SCALE_BELOW((int64_t)*b * q, sv);
+#ifdef WAI_PLANTED_FAULT_VEC_SCALE_LAST
     if (m->n_scales > 1 && lo == (int)m->n_scales - 1) lo--;
 #endif
     return lo;
@@ -375,11 +397,17 @@ int wai_scale_index(const WaiModel *m, int32_t scale_q12)
     return scale_index(m, scale_q12);
 }
 
+int wai_scale_index_q(const WaiModel *m, int32_t scale_q12, uint32_t qstep_q12)
+{
+    return scale_index_q(m, scale_q12, qstep_q12);
+}
+
 /* h_s output rows [y0, y0 + rows) of every channel (p: 2 n_y planes of `rows` rows each, a
  * stripe or the whole tensor) into the index and the mean of y. A job's row t is channel
  * t / rows, row t % rows. */
 typedef struct HyperOut {
     const WaiModel *m;
+    const uint32_t *qstep;  /* [n_y] quantisation steps of the frame's rate; NULL: 4096 each */
     const int32_t *p;
     uint8_t *y_index;
     int32_t *y_mean;
@@ -396,6 +424,19 @@ static void hyper_rows(void *ctx, uint32_t r0, uint32_t r1)
         const int32_t *scale = h->p + (size_t)c * plane + (size_t)row * h->w;
         const int32_t *mean = scale + (size_t)h->n_y * plane;
         const size_t e0 = ((size_t)c * h->hy + h->y0 + row) * h->w;
+        if (h->qstep && h->qstep[c] != 4096) {
+            const uint32_t qs = h->qstep[c];
+            for (size_t x = 0; x < h->w; x++) {
+#ifdef WAI_PLANTED_FAULT_VEC_HS_ORDER
+                h->y_index[e0 + x] = (uint8_t)scale_index_q(h->m, mean[x], qs);
+                h->y_mean[e0 + x] = scale[x];
+#else
+                h->y_index[e0 + x] = (uint8_t)scale_index_q(h->m, scale[x], qs);
+                h->y_mean[e0 + x] = mean[x];
+#endif
+            }
+            continue;
+        }
         for (size_t x = 0; x < h->w; x++) {
 #ifdef WAI_PLANTED_FAULT_VEC_HS_ORDER
             /* planted: means first, then scales */
@@ -769,12 +810,34 @@ static int hyper_sink(void *ctx, WaiPool **pool, const int32_t *out, WaiShape os
 int wai_hyper(const WaiModel *m, const WaiDsp *dsp, const WaiGeometry *g, const int32_t *z_hat,
               uint8_t *y_index, int32_t *y_mean)
 {
+    return wai_hyper_rate(m, dsp, g, z_hat, -1, y_index, y_mean);
+}
+
+const uint32_t *wai_rate_qsteps(const WaiModel *m, int rate)
+{
+    if (rate < 0 || !m->qstep_q12) return NULL;
+#ifdef WAI_PLANTED_FAULT_RATES_INDEX_RSTEP
+    return m->rstep_q12 + (size_t)rate * m->n_y;   /* planted: 7.4 with the reconstruction step */
+#endif
+    return m->qstep_q12 + (size_t)rate * m->n_y;
+}
+
+const uint32_t *wai_rate_rsteps(const WaiModel *m, int rate)
+{
+    if (rate < 0 || !m->rstep_q12) return NULL;
+    return m->rstep_q12 + (size_t)rate * m->n_y;
+}
+
+int wai_hyper_rate(const WaiModel *m, const WaiDsp *dsp, const WaiGeometry *g,
+                   const int32_t *z_hat, int rate, uint8_t *y_index, int32_t *y_mean)
+{
     WaiPool *pool = NULL;
     WaiShape ps;
     Stripes st;
     int rows, r;
-    HyperSink k = { dsp, { m, NULL, y_index, y_mean, (size_t)g->y.h, (size_t)g->y.w,
-                           (uint32_t)g->y.c, 0, 0 } };
+    if (rate >= 0 && (uint32_t)rate >= m->n_rates) return WAI_ERR_INVALID_ARG;
+    HyperSink k = { dsp, { m, wai_rate_qsteps(m, rate), NULL, y_index, y_mean, (size_t)g->y.h,
+                           (size_t)g->y.w, (uint32_t)g->y.c, 0, 0 } };
 
     if ((r = walk_shapes(m->hs, m->n_hs, g->z, &ps, &(size_t){ 0 })) < 0) return r;
     if (!shape_eq(ps, (WaiShape){ 2 * g->y.c, g->y.h, g->y.w })) return WAI_ERR_MODEL_INVALID;

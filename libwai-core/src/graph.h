@@ -30,8 +30,19 @@ int wai_run_layers(const WaiDsp *dsp, const WaiLayer *layers, uint32_t n, const 
 int wai_hyper(const WaiModel *m, const WaiDsp *dsp, const WaiGeometry *g, const int32_t *z_hat,
               uint8_t *y_index, int32_t *y_mean);
 
-/* Spec 7.4. */
+/* The same with the quantisation steps of `rate` (spec 7.4, version 1.1): rate -1 is a WIH1
+ * frame (every step 4096), else 0..n_rates-1 of a RATES model (WAI_ERR_INVALID_ARG if not). */
+int wai_hyper_rate(const WaiModel *m, const WaiDsp *dsp, const WaiGeometry *g,
+                   const int32_t *z_hat, int rate, uint8_t *y_index, int32_t *y_mean);
+
+/* The [n_y] quantisation / reconstruction steps of a rate; NULL for rate -1 or a model without
+ * RATES (unit steps, 4096). The rate must be below n_rates. */
+const uint32_t *wai_rate_qsteps(const WaiModel *m, int rate);
+const uint32_t *wai_rate_rsteps(const WaiModel *m, int rate);
+
+/* Spec 7.4 with the unit step (qs = 4096), and with a channel's quantisation step qs (Q12). */
 int wai_scale_index(const WaiModel *m, int32_t scale_q12);
+int wai_scale_index_q(const WaiModel *m, int32_t scale_q12, uint32_t qstep_q12);
 
 /* g_s on y_hat, then RGB8 of the display window into rgb (stride bytes per row). */
 int wai_synthesis(const WaiModel *m, const WaiDsp *dsp, const WaiGeometry *g, const int32_t *y_hat,

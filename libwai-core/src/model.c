@@ -239,12 +239,16 @@ static size_t model_mem(const WaiModel *m)
     for (uint32_t i = 0; m->z_tables && i < m->n_z; i++) n += table_mem(&m->z_tables[i]);
     n += (size_t)m->n_scales * (sizeof(*m->thresholds_q12) + sizeof(*m->y_tables));
     for (uint32_t i = 0; m->y_tables && i < m->n_scales; i++) n += table_mem(&m->y_tables[i]);
+    if (m->qstep_q12) n += (size_t)m->n_rates * m->n_y * sizeof(*m->qstep_q12);
+    if (m->rstep_q12) n += (size_t)m->n_rates * m->n_y * sizeof(*m->rstep_q12);
     return n;
 }
 
 static int parse_header(Parser *p, WaiModel *m, const uint8_t *buf)
 {
-    if (wai_rd32(buf + 12) != 0) return fail(p, "model: flags 0x%x must be 0", wai_rd32(buf + 12));
+    m->flags = wai_rd32(buf + 12);
+    if (m->flags & ~WAI_MODEL_RATES)
+        return fail(p, "model: flags 0x%x: bits other than 0 (RATES) must be 0", m->flags);
     memcpy(m->name, buf + 16, 64);
     m->name[64] = 0;
     m->n_z = wai_rd32(buf + 80);
@@ -320,6 +324,32 @@ static int parse_tables(Parser *p, WaiModel *m)
     return r->err ? truncated(p, "tables") : 0;
 }
 
+/* The rate table (spec 4, version 1.1), after the y tables when flags has RATES. */
+static int parse_rates(Parser *p, WaiModel *m)
+{
+    WaiReader *r = &p->r;
+    uint32_t n = wai_read32(r);
+    if (r->err) return truncated(p, "n_rates");
+    if (n < 1 || n > WAI_MAX_RATES) return fail(p, "model: n_rates %u outside 1..256", n);
+    if (!have(p, (uint64_t)n * m->n_y * 8)) return truncated(p, "rate table");
+    m->n_rates = n;
+    m->qstep_q12 = malloc((size_t)n * m->n_y * sizeof(*m->qstep_q12));
+    m->rstep_q12 = malloc((size_t)n * m->n_y * sizeof(*m->rstep_q12));
+    if (!m->qstep_q12 || !m->rstep_q12) return nomem(p);
+    for (uint32_t k = 0; k < n; k++)
+        for (int pass = 0; pass < 2; pass++) {
+            uint32_t *dst = (pass ? m->rstep_q12 : m->qstep_q12) + (size_t)k * m->n_y;
+            for (uint32_t c = 0; c < m->n_y; c++) {
+                uint32_t v = wai_read32(r);
+                if (v < 1 || v > WAI_STEP_MAX)
+                    return fail(p, "model: rate %u channel %u: %s %u outside 1..2^24", k, c,
+                                pass ? "rstep" : "qstep", v);
+                dst[c] = v;
+            }
+        }
+    return r->err ? truncated(p, "rate table") : 0;
+}
+
 static int parse(Parser *p, WaiModel *m, const uint8_t *buf, size_t size)
 {
     static const uint8_t magic[4] = { 'W', 'H', 'M', '1' };
@@ -342,12 +372,13 @@ static int parse(Parser *p, WaiModel *m, const uint8_t *buf, size_t size)
 #endif
     if ((ret = parse_layers(p, &m->hs, m->n_hs, "h_s", (int)m->n_z, 2 * (int)m->n_y)) < 0 ||
         (ret = parse_layers(p, &m->gs, m->n_gs, "g_s", (int)m->n_y, 3)) < 0 ||
-        (ret = parse_tables(p, m)) < 0)
+        (ret = parse_tables(p, m)) < 0 ||
+        ((m->flags & WAI_MODEL_RATES) && (ret = parse_rates(p, m)) < 0))
         return ret;
 #ifndef WAI_PLANTED_FAULT_MODEL_TRAILING
     if (wai_reader_left(&p->r))
-        return fail(p, "model: %zu bytes between the last y table and the CRC",
-                    wai_reader_left(&p->r));
+        return fail(p, "model: %zu bytes between the %s and the CRC", wai_reader_left(&p->r),
+                    (m->flags & WAI_MODEL_RATES) ? "rate table" : "last y table");
 #endif
     wai_sha256(buf, size, m->sha256);
     m->mem_size = model_mem(m);
@@ -401,6 +432,8 @@ void wai_model_free(WaiModel *m)
     free_tables(m->z_tables, m->n_z);
     free(m->thresholds_q12);
     free_tables(m->y_tables, m->n_scales);
+    free(m->qstep_q12);
+    free(m->rstep_q12);
     free(m);
 }
 
@@ -458,6 +491,7 @@ int wai_model_serialize(const WaiModel *m, uint8_t **out, size_t *size)
     *size = 0;
     uint8_t hdr[HEADER_SIZE] = { 'W', 'H', 'M', '1' };
     wai_wr32(hdr + 4, 1);
+    wai_wr32(hdr + 12, m->flags);
     size_t nl = strnlen(m->name, 64);
     memcpy(hdr + 16, m->name, nl < 64 ? nl : 64);
     const uint32_t f[] = { m->n_z, m->n_y, m->pad_multiple, m->y_down, m->z_down,
@@ -472,6 +506,13 @@ int wai_model_serialize(const WaiModel *m, uint8_t **out, size_t *size)
     }
     for (uint32_t k = 0; k + 1 < m->n_scales; k++) wai_buf_put32(&b, (uint32_t)m->thresholds_q12[k]);
     for (uint32_t k = 0; k < m->n_scales; k++) put_table(&b, &m->y_tables[k]);
+    if (m->flags & WAI_MODEL_RATES) {
+        wai_buf_put32(&b, m->n_rates);
+        for (uint32_t k = 0; k < m->n_rates; k++) {
+            for (uint32_t c = 0; c < m->n_y; c++) wai_buf_put32(&b, m->qstep_q12[(size_t)k * m->n_y + c]);
+            for (uint32_t c = 0; c < m->n_y; c++) wai_buf_put32(&b, m->rstep_q12[(size_t)k * m->n_y + c]);
+        }
+    }
     wai_buf_put32(&b, 0);             /* CRC, patched below */
     if (b.err) {
         wai_buf_free(&b);

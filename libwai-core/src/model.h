@@ -29,6 +29,11 @@ typedef struct WaiLayer {
     const void *prep;
 } WaiLayer;
 
+/* WHM1 flags (spec 4, version 1.1) */
+#define WAI_MODEL_RATES 1u
+#define WAI_MAX_RATES 256
+#define WAI_STEP_MAX (1u << 24)
+
 typedef struct WaiTable {
     int32_t offset;       /* value of symbol 0 */
     uint32_t length;      /* in-range symbols; symbol `length` is the escape */
@@ -47,6 +52,10 @@ typedef struct WaiModel {
     uint32_t n_scales;
     int32_t *thresholds_q12;   /* [n_scales - 1] */
     WaiTable *y_tables;        /* [n_scales] */
+    uint32_t flags;            /* WAI_MODEL_RATES or 0 */
+    uint32_t n_rates;          /* 0 without WAI_MODEL_RATES, else 1..256 */
+    uint32_t *qstep_q12;       /* [n_rates][n_y]: quantisation steps (spec 7.4), 1..2^24 */
+    uint32_t *rstep_q12;       /* [n_rates][n_y]: reconstruction steps (spec 7.5), 1..2^24 */
     size_t mem_size;           /* bytes this model holds in memory (for the budget) */
 } WaiModel;
 

@@ -884,6 +884,36 @@ def make_cases(vector_dir, micro_model, tiny_model):
     add("synthetic-leaky-tie", seq_header(1, 1, sha(mdl)) +
         frame_unit(encode_payload(load_model(mdl), 1, 1, np.array([[[-1]]]), np.array([[[0]]]))),
         OK, models={"m.whm": mdl}, use_build_models=False)
+    # -- version 1.1: WIH2 payloads and RATES models (v20: a RATES model embedded, frames at
+    # rates 0, 1, 2 and a WIH1 frame); each damaged frame is a bitstream error, the others decode
+    u20 = split_units(vec("v20-rates-8x1"))
+    h20, f20 = u20[0], u20[1:]
+    p0 = payload_of(f20[0])
+
+    def v20_with(k, payload):
+        return h20 + b"".join(with_payload(f, payload) if i == k else f for i, f in enumerate(f20))
+    add("wih2-rate-n-rates", v20_with(0, put(p0, 12, "I", 3)), BIT)
+    add("wih2-rate-max", v20_with(1, put(payload_of(f20[1]), 12, "I", 0xFFFFFFFF)), BIT)
+    add("wih2-magic-wih3", v20_with(2, b"WIH3" + payload_of(f20[2])[4:]), BIT)
+    for n in (20, 23):
+        add("wih2-payload-%d" % n, v20_with(0, p0[:n]), BIT)
+    add("wih2-size-mismatch", v20_with(0, p0[:-1]), BIT)
+    add("wih2-z-size-3", v20_with(0, put(p0, 16, "I", 3)), BIT)
+    add("wih2-bad-rate-and-streams", v20_with(0, put(p0[:24], 12, "I", 7) + bytes(len(p0) - 24)), BIT)
+    # a WIH1 payload's header read as WIH2 (the rate field is its z_size)
+    add("wih1-as-wih2", v20_with(3, b"WIH2" + payload_of(f20[3])[4:]), BIT)
+    # a WIH2 frame under a model without RATES (v14: the same 8x1 picture size)
+    h14 = split_units(vec("v14-scale-8x1"))[0]
+    add("wih2-plain-model", h14 + f20[0], BIT)
+    # the embedded RATES model with flags bit 1, or with bit 0 cleared (the rate table is then
+    # bytes before the CRC): invalid model
+    em20 = h20[92:-4]
+    for name, flags in (("flags-bit1", 3), ("flags-no-rates", 0)):
+        bad = bytearray(em20)
+        struct.pack_into("<I", bad, 12, flags)
+        bad = bytes(bad[:-4]) + p32(crc32(bytes(bad[:-4])))
+        add("rates-model-" + name, fix_crc(h20[:52] + sha(bad) + h20[84:92] + bad + h20[-4:]) + f20[0], INVALID)
+
     # the memory budget between the spec's `work` and `work` + the model (SPEC-QUESTIONS.md A5)
     add("memory-budget-work-plus-file", mh + frame_unit(good), OK, max_memory=43328 + len(micro_model) + 4096)
     return cases

@@ -1,4 +1,5 @@
-"""The model file, WHM1 (spec section 4): parsing, validation and the channel walk (4.3).
+"""The model file, WHM1 (spec section 4): parsing, validation and the channel walk (4.3);
+version 1.1's RATES flag and rate table.
 
 Every violation raises InvalidModelError; the model is then unusable.
 """
@@ -16,6 +17,8 @@ HEADER_SIZE = 116
 MIN_SIZE = 120          # header + CRC; "a model is at least 120 bytes"
 
 CONV, CONVT, LEAKY_RELU, IGDN = 1, 2, 3, 4
+RATES = 1               # flags bit 0 (version 1.1): a rate table follows the y tables
+STEP_MAX = 1 << 24      # qstep and rstep: 1..2^24 (Q12)
 
 
 @dataclass
@@ -77,6 +80,9 @@ class Model:
     thresholds: list        # n_scales - 1 strictly increasing Q12 scales
     y_tables: list
     layout: list = field(default_factory=list)   # (field, offset, size) of every field
+    n_rates: int = 0        # 0 without RATES
+    qstep: list = field(default_factory=list)    # [n_rates][n_y] quantisation steps (7.4)
+    rstep: list = field(default_factory=list)    # [n_rates][n_y] reconstruction steps (7.5)
 
 
 def _check(cond, what):
@@ -202,7 +208,7 @@ def load_model(data, layout=False):
     n_gs = cur.get("u32", "n_gs")
     n_scales = cur.get("u32", "n_scales")
     reserved = cur.get("u32", "reserved")
-    _check(flags == 0, "flags %d must be 0" % flags)
+    _check(flags & ~RATES == 0, "flags %d: only bit 0 (RATES) may be set" % flags)
     _check(1 <= n_z <= 1024, "n_z %d not in 1..1024" % n_z)
     _check(1 <= n_y <= 1024, "n_y %d not in 1..1024" % n_y)
     _check(1 <= pad_multiple <= 1024, "pad_multiple %d not in 1..1024" % pad_multiple)
@@ -225,12 +231,25 @@ def load_model(data, layout=False):
     for k in range(1, len(thresholds)):
         _check(thresholds[k] > thresholds[k - 1], "thresholds not strictly increasing at %d" % k)
     y_tables = [_read_table(cur, "y[%d]" % k) for k in range(n_scales)]
-    _check(cur.pos == file_size - 4, "%d bytes between the last y table and the CRC"
-           % (file_size - 4 - cur.pos))
+    n_rates, qstep, rstep = 0, [], []
+    if flags & RATES:
+        # section 4 (1.1): n_rates, then per rate n_y qsteps and n_y rsteps, each 1..2^24
+        n_rates = cur.get("u32", "n_rates")
+        _check(1 <= n_rates <= 256, "n_rates %d not in 1..256" % n_rates)
+        cur.need(8 * n_rates * n_y, "rate table")
+        for r in range(n_rates):
+            for name, dest in (("qstep", qstep), ("rstep", rstep)):
+                steps = [cur.get("u32", "%s[%d][%d]" % (name, r, c)) for c in range(n_y)]
+                for c, v in enumerate(steps):
+                    _check(1 <= v <= STEP_MAX, "%s[%d][%d] = %d not in 1..2^24" % (name, r, c, v))
+                dest.append(steps)
+    _check(cur.pos == file_size - 4, "%d bytes between the %s and the CRC"
+           % (file_size - 4 - cur.pos, "rate table" if flags & RATES else "last y table"))
     if lay is not None:
         lay.append(("crc", file_size - 4, 4))
 
     model = Model(hashlib.sha256(data).digest(), len(data), name, n_z, n_y, pad_multiple,
-                  y_down, z_down, h_s, g_s, z_medians, z_tables, thresholds, y_tables, lay or [])
+                  y_down, z_down, h_s, g_s, z_medians, z_tables, thresholds, y_tables, lay or [],
+                  n_rates, qstep, rstep)
     channel_walk(model)
     return model
