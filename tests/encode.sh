@@ -190,4 +190,24 @@ expect 2 "a target with --model" -- "$wai" encode "$tmp/in.png" -o "$tmp/x.wai" 
 expect 2 "a target with no quality installed" -- "$wai" encode "$tmp/in.png" -o "$tmp/x.wai" --target-psnr 30 --model-dir "$tmp/nowhere"
 check "says no quality is installed" -- grep -q "no quality is installed" "$tmp/err"
 
+# --rate: a variable-rate model (format 1.1; test_encoder makes q3 with a 3-rate table)
+"$te" --write-rates-pair "$models" "$tmp/vr.whm" "$tmp/vr.ana" || echo "FAIL cannot write the rates pair"
+check "help names --rate" -- sh -c '"$1" encode --help | grep -q -- "--rate N"' sh "$wai"
+expect 0 "--rate 1" -- "$wai" encode "$tmp/in.png" -o "$tmp/r1.wai" --rate 1 --model "$tmp/vr.whm" --analysis "$tmp/vr.ana" --embed-model
+expect 0 "--rate 2" -- "$wai" encode "$tmp/in.png" -o "$tmp/r2.wai" --rate 2 --model "$tmp/vr.whm" --analysis "$tmp/vr.ana" --embed-model
+expect 0 "info of the --rate 1 stream" -- "$wai" info "$tmp/r1.wai"
+check "a WIH2 frame of rate 1" -- grep -q "rate 1," "$tmp/out"
+check "rate 1 (qstep 2+) is smaller than rate 2 (qstep 0.5)" -- test "$(stat -c %s "$tmp/r1.wai")" -lt "$(stat -c %s "$tmp/r2.wai")"
+expect 0 "decode the --rate 1 stream" -- "$wai" decode "$tmp/r1.wai" -o "$tmp/r1.rgb"
+check "decoded size is 96x80 RGB24" -- test "$(stat -c %s "$tmp/r1.rgb")" -eq 23040
+expect 0 "no --rate with the same model: WIH1" -- "$wai" encode "$tmp/in.png" -o "$tmp/rn.wai" --model "$tmp/vr.whm" --analysis "$tmp/vr.ana"
+expect 0 "info" -- "$wai" info "$tmp/rn.wai"
+check "no rate named" -- sh -c '! grep -q "rate [0-9]*," "$1"' sh "$tmp/out"
+expect 2 "--rate 3 (the model has 3)" -- "$wai" encode "$tmp/in.png" -o "$tmp/x.wai" --rate 3 --model "$tmp/vr.whm" --analysis "$tmp/vr.ana"
+check "says the model has 3 rates (0..2)" -- grep -q "rate 3: model wai-q3-rates has 3 rates (0..2)" "$tmp/err"
+expect 2 "--rate 0 with a model without rates" -- "$wai" encode "$tmp/in.png" -o "$tmp/x.wai" --rate 0 --quality 3 --model-dir "$models"
+check "says it has no rate table" -- grep -q "rate 0: model .* has no rate table" "$tmp/err"
+expect 2 "--rate with a target" -- "$wai" encode "$tmp/in.png" -o "$tmp/x.wai" --rate 0 --target-psnr 30 --model-dir "$models"
+expect 2 "--rate -1 (not a number 0..255)" -- "$wai" encode "$tmp/in.png" -o "$tmp/x.wai" --rate -1 --model-dir "$models"
+
 finish encode.sh

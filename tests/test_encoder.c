@@ -4,7 +4,9 @@
  *
  *     test_encoder [MODELS_DIR]            (default $WAI_SOURCE_ROOT/models)
  *     test_encoder --write-png OUT.png [busy]  writes the synthetic test picture (for cli
- *                                              tests), or its noisy variant */
+ *                                              tests), or its noisy variant
+ *     test_encoder --write-rates-pair MODELS_DIR OUT.whm OUT.ana   the q3 pair as a
+ *                                              variable-rate model (3 rates, test_rates) */
 #include <limits.h>
 #include <math.h>
 #include <png.h>
@@ -975,6 +977,175 @@ end:
     memcpy(models, saved, sizeof(models));
 }
 
+
+/* ---- variable-rate models (format 1.1): settings.rate ---- */
+
+/* The q3 pair as a variable-rate model: the same WHM1 with a rate table (name wai-q3-rates),
+ * and the .ana naming its hash. Rate 0: unit steps (4096, as WIH1); rate 1: coarse
+ * quantisation (qstep 2.0 and more) with a fine reconstruction step (0.5); rate 2 the other
+ * way round (qstep 0.5, rstep 2.0 and more): so an encoder quantising with the wrong step
+ * gets the sizes of rates 1 and 2 the wrong way round. */
+#define N_TEST_RATES 3
+static int make_rates_pair(const char *whm_out, const char *ana_out)
+{
+    char path[1100], detail[256];
+    uint8_t *buf = NULL, *out = NULL;
+    size_t n = 0, on = 0;
+    WaiModel *m = NULL;
+    snprintf(path, sizeof(path), "%s/wai-q3.whm", models);
+    if (wai_read_file(path, (size_t)64 << 20, &buf, &n) < 0) return -1;
+    int r = wai_model_parse(&m, buf, n, detail, sizeof(detail));
+    free(buf);
+    if (r < 0) return -1;
+    const uint32_t ny = m->n_y;
+    m->flags |= WAI_MODEL_RATES;
+    m->n_rates = N_TEST_RATES;
+    m->qstep_q12 = malloc(N_TEST_RATES * ny * sizeof(uint32_t));
+    m->rstep_q12 = malloc(N_TEST_RATES * ny * sizeof(uint32_t));
+    snprintf(m->name, sizeof(m->name), "wai-q3-rates");
+    if (!m->qstep_q12 || !m->rstep_q12) r = -1;
+    for (uint32_t c = 0; r >= 0 && c < ny; c++) {
+        m->qstep_q12[c] = m->rstep_q12[c] = 4096;
+        m->qstep_q12[ny + c] = 8192 + 256 * (c % 4);
+        m->rstep_q12[ny + c] = 2048;
+        m->qstep_q12[2 * ny + c] = 2048;
+        m->rstep_q12[2 * ny + c] = 8192 + 256 * (c % 4);
+    }
+    if (r >= 0) r = wai_model_serialize(m, &out, &on);
+    wai_model_free(m);
+    if (r < 0 || write_blob(whm_out, out, on) < 0) { free(out); return -1; }
+    uint8_t sha[32];
+    wai_sha256(out, on, sha);
+    free(out);
+    snprintf(path, sizeof(path), "%s/wai-q3.ana", models);
+    if (wai_read_file(path, (size_t)64 << 20, &buf, &n) < 0) return -1;
+    if (n < 132) { free(buf); return -1; }
+    memcpy(buf + 96, sha, 32);                      /* the paired WHM1's SHA-256 */
+    wai_wr32(buf + n - 4, wai_crc32(buf, n - 4));
+    r = write_blob(ana_out, buf, n);
+    free(buf);
+    return r;
+}
+
+/* Offset of the payload ("WIH1"/"WIH2") in a frame unit; 0 if none. */
+static size_t wih_at(const uint8_t *u, size_t n)
+{
+    for (size_t i = 0; u && i + 4 <= n; i++)
+        if (!memcmp(u + i, "WIH", 3) && (u[i + 3] == '1' || u[i + 3] == '2')) return i;
+    return 0;
+}
+
+/* One frame unit ("WAIF", then the payload) of the test picture at a rate. */
+static int rate_unit(const char *whm, const char *ana, int rate, uint8_t **unit, size_t *size,
+                     WaiFrameStats *st)
+{
+    WaiEncoderSettings s;
+    wai_encoder_default_settings(&s);
+    s.model_file = whm;
+    s.analysis_file = ana;
+    s.rate = rate;
+    WaiEncoder *e = NULL;
+    int r = wai_encoder_open(&e, &s);
+    if (r < 0) return r;
+    uint8_t rgb[W * H * 3];
+    make_picture(rgb, W, H, 0);
+    r = wai_encode_picture_unit(e, rgb, W * 3, W, H, unit, size);
+    if (r >= 0 && st) r = wai_encoder_last_frame(e, st);
+    wai_encoder_close(&e);
+    return r;
+}
+
+static int open_rate_err(const char *whm, const char *ana, int rate, int target)
+{
+    WaiEncoderSettings s;
+    wai_encoder_default_settings(&s);
+    s.model_file = whm;
+    s.analysis_file = ana;
+    if (target) { s.model_file = s.analysis_file = NULL; s.model_dir = models; s.target_psnr = 30; }
+    s.rate = rate;
+    WaiEncoder *e = NULL;
+    int r = wai_encoder_open(&e, &s);
+    wai_encoder_close(&e);
+    return r;
+}
+
+static void test_rates(void)
+{
+    char whm[64], ana[64], q3w[1100], q3a[1100];
+    snprintf(whm, sizeof(whm), "test_encoder_rates_%ld.whm", (long)getpid());
+    snprintf(ana, sizeof(ana), "test_encoder_rates_%ld.ana", (long)getpid());
+    snprintf(q3w, sizeof(q3w), "%s/wai-q3.whm", models);
+    snprintf(q3a, sizeof(q3a), "%s/wai-q3.ana", models);
+    CHECK_EQ(make_rates_pair(whm, ana), 0);
+    WaiEncoderSettings d;
+    wai_encoder_default_settings(&d);
+    CHECK_EQ(d.rate, -1);
+    uint8_t *u[N_TEST_RATES + 1] = { NULL }, *plain = NULL;
+    size_t n[N_TEST_RATES + 1] = { 0 }, pn = 0;
+    WaiFrameStats st;
+    /* rate -1 with the table: WIH1, the same frame as the model without it */
+    CHECK_EQ(rate_unit(whm, ana, -1, &u[N_TEST_RATES], &n[N_TEST_RATES], &st), 0);
+    CHECK_EQ(st.rate, -1);
+    CHECK_EQ(rate_unit(q3w, q3a, -1, &plain, &pn, NULL), 0);
+    CHECK(plain && u[N_TEST_RATES] && pn == n[N_TEST_RATES] &&
+          !memcmp(plain, u[N_TEST_RATES], pn));
+    const size_t po = wih_at(plain, pn);
+    CHECK(po > 0 && !memcmp(plain + po, "WIH1", 4));
+    for (int r = 0; r < N_TEST_RATES; r++) {
+        memset(&st, 0, sizeof(st));
+        CHECK_EQ(rate_unit(whm, ana, r, &u[r], &n[r], &st), 0);
+        CHECK_EQ(st.rate, r);
+        if (!u[r] || n[r] < 48) { CHECK(0); continue; }
+        const size_t o = wih_at(u[r], n[r]);
+        CHECK(o > 0 && o == po && !memcmp(u[r] + o, "WIH2", 4));   /* WIH2 naming the rate */
+        CHECK_EQ(wai_rd32(u[r] + o + 12), (uint32_t)r);
+        /* the whole stream decodes (the decoder's 7.4/7.5 with that rate's steps) */
+        WaiEncoderSettings s;
+        wai_encoder_default_settings(&s);
+        s.model_file = whm;
+        s.analysis_file = ana;
+        s.rate = r;
+        s.embed_model = 1;
+        WaiEncoder *e = NULL;
+        uint8_t *stream = NULL, *dec = NULL, rgb[W * H * 3];
+        size_t ss = 0;
+        make_picture(rgb, W, H, 0);
+        CHECK_EQ(wai_encoder_open(&e, &s), 0);
+        CHECK_EQ(wai_encode_picture(e, rgb, W * 3, W, H), 0);
+        CHECK_EQ(wai_encoder_finish(e, &stream, &ss), 0);
+        wai_encoder_close(&e);
+        CHECK(stream && ss >= n[r] && !memcmp(stream + ss - n[r], u[r], n[r]));
+        CHECK_EQ(decode_all(stream, ss, NULL, &dec), 1);
+        if (r == 0 && dec) {          /* unit steps: decodes like the WIH1 frame */
+            double p = psnr(dec, rgb, (size_t)W * H * 3);
+            CHECK(p >= PSNR_FLOOR);
+        }
+        free(dec);
+        free(stream);
+    }
+    if (u[0] && u[1] && u[2] && u[N_TEST_RATES]) {
+        /* rate 0 (unit steps) codes the same symbols as WIH1: the payload after its header */
+        CHECK(po > 0 && n[0] == n[N_TEST_RATES] + 4 &&
+              !memcmp(u[0] + po + 16, u[N_TEST_RATES] + po + 12, n[0] - po - 16 - 4));
+        /* a larger qstep, fewer bytes */
+        if (!(n[1] < n[0] && n[0] < n[2]))
+            fprintf(stderr, "rate sizes: %zu %zu %zu\n", n[0], n[1], n[2]);
+        CHECK(n[1] < n[0] && n[0] < n[2]);
+    }
+    /* errors: rate >= n_rates, a plain model, below -1, with a target */
+    CHECK_EQ(open_rate_err(whm, ana, N_TEST_RATES, 0), WAI_ERR_INVALID_ARG);
+    CHECK(strstr(wai_encoder_last_error(NULL), "rate 3: model wai-q3-rates has 3 rates (0..2)"));
+    CHECK_EQ(open_rate_err(q3w, q3a, 0, 0), WAI_ERR_INVALID_ARG);
+    CHECK(strstr(wai_encoder_last_error(NULL), "has no rate table"));
+    CHECK_EQ(open_rate_err(whm, ana, -2, 0), WAI_ERR_INVALID_ARG);
+    CHECK_EQ(open_rate_err(whm, ana, 0, 1), WAI_ERR_INVALID_ARG);
+    CHECK(strstr(wai_encoder_last_error(NULL), "rate control"));
+    for (int r = 0; r <= N_TEST_RATES; r++) free(u[r]);
+    free(plain);
+    remove(whm);
+    remove(ana);
+}
+
 int main(int argc, char **argv)
 {
     if ((argc == 3 || (argc == 4 && !strcmp(argv[3], "busy"))) &&
@@ -983,6 +1154,10 @@ int main(int argc, char **argv)
         if (argc == 4) make_busy_picture(rgb, W, H);
         else make_picture(rgb, W, H, 0);
         return write_png(argv[2], rgb, W, H);
+    }
+    if (argc == 5 && !strcmp(argv[1], "--write-rates-pair")) {   /* for cli tests */
+        snprintf(models, sizeof(models), "%s", argv[2]);
+        return make_rates_pair(argv[3], argv[4]) < 0;
     }
     const char *root = getenv("WAI_SOURCE_ROOT");
     if (argc > 1) snprintf(models, sizeof(models), "%s", argv[1]);
@@ -997,6 +1172,7 @@ int main(int argc, char **argv)
     test_padding();
     test_mean_correction();
     test_rate_control();
+    test_rates();
     test_round_trip();
     return tu_finish("encoder");
 }

@@ -1376,6 +1376,10 @@ static void encode_usage(FILE *f)
         "                     first directory holding both: --model-dir if given (and nothing\n"
         "                     else), otherwise each directory of $WAI_MODEL_PATH, then the\n"
         "                     installed models (" WAI_MODEL_DIR_HELP ")\n"
+        "  --rate N           code every frame at rate N (0..n_rates-1) of a variable-rate\n"
+        "                     model (format 1.1, a WHM1 with a rate table): the rate's\n"
+        "                     quantisation steps, WIH2 frames naming N (wai info shows it).\n"
+        "                     Default: WIH1 frames with unit steps. Not with a target\n"
         "  --target-size BYTES  the quality (per frame) that keeps the stream within BYTES\n"
         "                     (suffixes k, M: powers of 1024): the largest quality whose frame\n"
         "                     fits an even share of what the sequence header leaves\n"
@@ -1560,6 +1564,9 @@ static int cmd_encode(int argc, char **argv)
         } else if ((v = opt_value(argc, argv, &i, "--quality", &missing))) {
             if (parse_u64(v, &u, 0) || u < 1 || u > WAI_ENCODER_MAX_QUALITY) goto bad;
             s.quality = (int)u;
+        } else if ((v = opt_value(argc, argv, &i, "--rate", &missing))) {
+            if (parse_u64(v, &u, 0) || u > 255) goto bad;
+            s.rate = (int32_t)u;
         } else if ((v = opt_value(argc, argv, &i, "--target-size", &missing))) {
             if (parse_u64(v, &u, 1) || !u) goto bad;
             target_size = u;
@@ -1650,6 +1657,10 @@ bad:
     }
     if (n_targets > 1) {
         errmsg(NULL, "encode: one of --target-size, --target-bpp and --target-psnr at most");
+        goto usage_err;
+    }
+    if (n_targets && s.rate >= 0) {
+        errmsg(NULL, "encode: --rate codes at a fixed rate, not with %s", target_opt);
         goto usage_err;
     }
     if (n_targets && s.model_file) {

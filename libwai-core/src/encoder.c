@@ -84,6 +84,7 @@ void wai_encoder_default_settings(WaiEncoderSettings *s)
     s->fps_num = 25;
     s->fps_den = 1;
     s->mean_correction = 2;
+    s->rate = -1;
 }
 
 /* ---- .ana parsing (bounded; every field checked) ---- */
@@ -864,6 +865,11 @@ int wai_encoder_open(WaiEncoder **out, const WaiEncoderSettings *s)
     if (rate && (s->model_file || (s->target_frame_bytes && s->target_psnr != 0) ||
                  !(s->target_psnr >= 0)))
         return WAI_ERR_INVALID_ARG;
+    if (s->rate < -1 || (s->rate >= 0 && rate)) {
+        snprintf(open_msg, sizeof(open_msg), s->rate < -1 ? "rate %d: not a rate (-1, or 0..n_rates-1 of a variable-rate model)"
+                 : "rate %d: a fixed rate does not work with rate control (a target)", (int)s->rate);
+        return WAI_ERR_INVALID_ARG;
+    }
     WaiEncoder *e = calloc(1, sizeof(*e));
     if (!e) return WAI_ERR_NOMEM;
     e->s = *s;
@@ -904,6 +910,18 @@ int wai_encoder_open(WaiEncoder **out, const WaiEncoderSettings *s)
     if (ret < 0) {
         snprintf(e->msg, sizeof(e->msg), "%.200s: %.100s", whm_path, detail);
         free(buf);
+        goto err;
+    }
+    if (s->rate >= 0 && (uint32_t)s->rate >= e->model->n_rates) {
+        if (!e->model->n_rates)
+            snprintf(e->msg, sizeof(e->msg), "rate %d: model %.64s (%.200s) has no rate table",
+                     (int)s->rate, e->model->name, whm_path);
+        else
+            snprintf(e->msg, sizeof(e->msg), "rate %d: model %.64s has %u rates (0..%u)",
+                     (int)s->rate, e->model->name, (unsigned)e->model->n_rates,
+                     (unsigned)e->model->n_rates - 1);
+        free(buf);
+        ret = WAI_ERR_INVALID_ARG;
         goto err;
     }
     if (s->embed_model) {
@@ -1029,14 +1047,29 @@ static int encode_payload(WaiEncoder *e, const uint8_t *rgb, ptrdiff_t stride, u
     for (size_t i = 0; i < nz; i++)   /* z rounded around the table's median */
         z_sym[i] = round_value((double)zt.d[i] - m->z_median_q12[i / zplane] / 4096.0);
     wai_z_hat(m, &g, z_sym, z_hat);
-    if ((ret = wai_hyper(m, &e->dsp, &g, z_hat, y_index, y_mean)) < 0) goto end;
-    for (size_t i = 0; i < ny; i++)   /* y rounded around the integer h_s's mean */
+    const int rate = e->s.rate;
+    if (rate < 0) {
+        if ((ret = wai_hyper(m, &e->dsp, &g, z_hat, y_index, y_mean)) < 0) goto end;
+        for (size_t i = 0; i < ny; i++)   /* y rounded around the integer h_s's mean */
 #ifdef WAI_PLANTED_FAULT_ENC_NO_MEAN
-        y_sym[i] = round_value((double)t.d[i]);   /* planted: the mean is not subtracted */
+            y_sym[i] = round_value((double)t.d[i]);   /* planted: the mean is not subtracted */
 #else
-        y_sym[i] = round_value(((double)t.d[i] * 4096.0 - y_mean[i]) / 4096.0);
+            y_sym[i] = round_value(((double)t.d[i] * 4096.0 - y_mean[i]) / 4096.0);
 #endif
-    if ((ret = wai_payload_encode(m, &g, -1, z_sym, y_sym, y_index, &payload, &psize)) < 0) goto end;
+    } else {
+        /* a rate of a variable-rate model (spec 7.4, 7.5): the tables of the rate's qstep, y
+         * in steps of qstep around the mean (the decoder reconstructs v * rstep + mean) */
+        if ((ret = wai_hyper_rate(m, &e->dsp, &g, z_hat, rate, y_index, y_mean)) < 0) goto end;
+#ifdef WAI_PLANTED_FAULT_ENC_RATE_RSTEP
+        const uint32_t *qs = wai_rate_rsteps(m, rate);  /* planted: the reconstruction step */
+#else
+        const uint32_t *qs = wai_rate_qsteps(m, rate);
+#endif
+        const size_t yplane = (size_t)g.y.h * g.y.w;
+        for (size_t i = 0; i < ny; i++)
+            y_sym[i] = round_value(((double)t.d[i] * 4096.0 - y_mean[i]) / (double)qs[i / yplane]);
+    }
+    if ((ret = wai_payload_encode(m, &g, rate, z_sym, y_sym, y_index, &payload, &psize)) < 0) goto end;
     *payload_out = payload;
     *psize_out = psize;
     payload = NULL;
@@ -1241,6 +1274,7 @@ static int encode_rate(WaiEncoder *e, const uint8_t *rgb, ptrdiff_t stride, uint
     e->last.target_met = met;
     e->last.psnr = by_size ? -1 : ps[qi];
     e->last.candidates = probes;
+    e->last.rate = -1;
 end:
     for (int i = 0; i < n; i++) free(pay[i]);
     return ret;
@@ -1258,6 +1292,7 @@ static int encode(WaiEncoder *e, const uint8_t *rgb, ptrdiff_t stride, uint32_t 
     e->last.target_met = 1;
     e->last.psnr = -1;
     e->last.candidates = 1;
+    e->last.rate = e->s.rate;
     return ret;
 }
 

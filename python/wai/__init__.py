@@ -68,13 +68,14 @@ class _EncoderSettings(ctypes.Structure):
                 ("max_memory", ctypes.c_uint64), ("mean_correction", ctypes.c_int),
                 ("stripe_rows", ctypes.c_int), ("target_frame_bytes", ctypes.c_uint64),
                 ("target_psnr", ctypes.c_double), ("kernels", ctypes.c_int),
-                ("reserved", ctypes.c_uint8 * 28)]
+                ("rate", ctypes.c_int32), ("reserved", ctypes.c_uint8 * 24)]
 
 
 class _FrameStats(ctypes.Structure):
     _fields_ = [("quality", ctypes.c_int), ("target_met", ctypes.c_int),
                 ("bytes", ctypes.c_uint64), ("psnr", ctypes.c_double),
-                ("candidates", ctypes.c_int), ("reserved", ctypes.c_uint8 * 28)]
+                ("candidates", ctypes.c_int), ("rate", ctypes.c_int32),
+                ("reserved", ctypes.c_uint8 * 24)]
 
 
 def _load():

@@ -2,6 +2,7 @@
 """Export a training checkpoint to the two files the WAI encoder needs.
 
     /usr/bin/python3 tools/train/export.py CKPT.pt -o models/wai-q3 [--name NAME]
+    /usr/bin/python3 tools/train/export.py VR.pt -o models/wai-vr [--rates-keep 0,3,7]
     /usr/bin/python3 tools/train/export.py --self-test     (deconv layout vs spec 5.3)
 
 writes `<out>.whm` (the WHM1 integer model of docs/spec/wai-format.md section 4: h_s, g_s,
@@ -11,6 +12,12 @@ and h_a for the encoder; format in docs/spec/wai-encoder-weights.md, informative
 `wai_model_serialize` (a second implementation of section 4). Everything is deterministic:
 float64 numpy on the checkpoint's float32 values, integer rounding by floor(x + 1/2), integer
 table quantisation; the same checkpoint gives the same bytes (check with sha256sum).
+
+A variable-rate checkpoint (train.py --rates: ck["rates"] its lambdas, rate_log_dq/rate_log_dr
+in the model) exports as a format 1.1 model: WHM1 flags bit 0 RATES and, after the y tables,
+n_rates then per rate qstep[0..M-1] and rstep[0..M-1] = round(4096 * exp(.)) clamped to
+1..2^24; --rates-keep picks and orders the rates (default all); the default name is
+wai-vr<R>-n<N>m<M> ... (R rates). A plain checkpoint's files are unchanged (flags 0).
 
 Rules (tools/train/README.md "What the WHM1 export will need"):
 - conv / deconv: per output channel o, e[o] = the largest e in 0..32 with
@@ -238,7 +245,22 @@ def arr(sd, key):
     return sd[key].detach().double().numpy()
 
 
-def write_whm1(sd, n, m, name):
+def rate_table(sd, keep):
+    """The WHM1 rate table (spec 4, version 1.1) of a variable-rate checkpoint: for each rate
+    index of `keep`, in that order, qstep[0..M-1] then rstep[0..M-1], each
+    round(4096 * exp(rate_log_dq / rate_log_dr)) clamped to 1..2^24 (Q12)."""
+    dq, dr = arr(sd, "rate_log_dq"), arr(sd, "rate_log_dr")
+    out = []
+    for r in keep:
+        q = np.clip(rnd(np.exp(dq[r]) * 4096.0), 1, 1 << 24)
+        s = np.clip(rnd(np.exp(dr[r]) * 4096.0), 1, 1 << 24)
+        out.append(([int(v) for v in q], [int(v) for v in s]))
+    return out
+
+
+def write_whm1(sd, n, m, name, rates=None):
+    """rates: None (a plain model, flags 0) or rate_table()'s list (flags bit 0 RATES, the
+    table after the y tables)."""
     hs, gs = [], []
     # h_s: deconv, lrelu, deconv, lrelu, conv
     hs.append(conv_record(arr(sd, "h_s.0.weight").transpose(1, 0, 2, 3), arr(sd, "h_s.0.bias"),
@@ -265,10 +287,16 @@ def write_whm1(sd, n, m, name):
         ytab += struct.pack("<iI", off, length) + struct.pack("<%dH" % len(freq), *freq)
     nb = name.encode("utf-8")[:64]
     layers = b"".join(hs) + b"".join(gs)
-    size = 116 + len(layers) + len(body) + len(ytab) + 4
-    head = b"WHM1" + struct.pack("<III", 1, size, 0) + nb + bytes(64 - len(nb))
+    rtab = b""
+    if rates:
+        rtab = struct.pack("<I", len(rates))
+        for qs, rs in rates:
+            assert len(qs) == m and len(rs) == m
+            rtab += struct.pack("<%dI" % m, *qs) + struct.pack("<%dI" % m, *rs)
+    size = 116 + len(layers) + len(body) + len(ytab) + len(rtab) + 4
+    head = b"WHM1" + struct.pack("<III", 1, size, 1 if rates else 0) + nb + bytes(64 - len(nb))
     head += struct.pack("<9I", n, m, 64, 16, 64, 5, 7, N_SCALES, 0)
-    data = head + layers + body + ytab
+    data = head + layers + body + ytab + rtab
     assert len(data) + 4 == size
     return data + struct.pack("<I", zlib.crc32(data) & 0xFFFFFFFF), ytab
 
@@ -379,6 +407,9 @@ def main():
                     help="the .ana's conv weights: binary16 when exact (auto, the default: then "
                     "the encoder computes the same floats at half the file size), always binary32 "
                     "(f32), or binary16, refused unless exact (f16)")
+    ap.add_argument("--rates-keep", metavar="I,J,...",
+                    help="a variable-rate checkpoint (ck['rates']): export only these of its rate "
+                    "indices, in this order (default: all); rate r of the model is the r-th")
     ap.add_argument("--check-ytables", metavar="WHM",
                     help="compare the y tables with those of a wai-mkmodel file and exit")
     a = ap.parse_args()
@@ -396,10 +427,39 @@ def main():
     sd = ck["model"]
     n, m = int(ck["N"]), int(ck["M"])
     q = a.quality or ck["quality"]
-    name = a.name or "wai-q%d-n%dm%d it%d" % (q, n, m, ck["iteration"])
+    vr = ck.get("rates")
+    rates = None
+    if a.rates_keep is not None and not vr:
+        print("export: --rates-keep: %s is not a variable-rate checkpoint" % a.checkpoint,
+              file=sys.stderr)
+        return 1
+    if vr:
+        # a variable-rate checkpoint (train.py --rates): WHM1 1.1 with a rate table. Loading it
+        # into the model checks that the rate parameters have the checkpoint's shapes.
+        import model as train_model
+        train_model.MeanScaleHyperprior(n, m, rates=len(vr)).load_state_dict(sd)
+        keep = list(range(len(vr)))
+        if a.rates_keep is not None:
+            try:
+                keep = [int(t) for t in a.rates_keep.split(",")]
+            except ValueError:
+                keep = []
+            if (not keep or len(set(keep)) != len(keep) or
+                    any(not 0 <= k < len(vr) for k in keep)):
+                print("export: --rates-keep %s: distinct indices 0..%d of the checkpoint's %d "
+                      "rates" % (a.rates_keep, len(vr) - 1, len(vr)), file=sys.stderr)
+                return 1
+        if len(keep) > 256:
+            print("export: %d rates, a WHM1 holds at most 256" % len(keep), file=sys.stderr)
+            return 1
+        rates = rate_table(sd, keep)
+        for r, k in enumerate(keep):
+            print("rate %d: checkpoint rate %d, lambda %g" % (r, k, vr[k]), file=sys.stderr)
+    tag = "q%d" % q if not vr else "vr%d" % len(rates)
+    name = a.name or "wai-%s-n%dm%d it%d" % (tag, n, m, ck["iteration"])
     if not a.name and ck.get("init"):   # a fine-tune: the base's iterations, then its own
-        name = "wai-q%d-n%dm%d %s" % (q, n, m, lineage(ck))
-    whm, _ = write_whm1(sd, n, m, name)
+        name = "wai-%s-n%dm%d %s" % (tag, n, m, lineage(ck))
+    whm, _ = write_whm1(sd, n, m, name, rates)
     sha = hashlib.sha256(whm).digest()
     lossless = ana_f16_lossless(sd)
     if a.ana_weights == "f16" and not lossless:

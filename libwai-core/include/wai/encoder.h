@@ -92,7 +92,16 @@ typedef struct WaiEncoderSettings {
                                     correction's decode); default WAI_KERNELS_AUTO. Every set
                                     gives the same stream; an explicit set this CPU lacks fails
                                     wai_encoder_open with WAI_ERR_UNSUPPORTED. */
-    uint8_t reserved[28];      /**< zero */
+    int32_t rate;              /**< -1 (default): WIH1 frames (unit quantisation steps, every
+                                    model). 0..n_rates-1: every frame at that rate of a
+                                    variable-rate model (format 1.1, a WHM1 with a RATES table):
+                                    y quantised with the rate's per-channel qstep, WIH2 frames
+                                    naming the rate. A rate the model lacks (no table, or
+                                    rate >= n_rates), a rate below -1, or a rate with a
+                                    rate-control target fails wai_encoder_open with
+                                    WAI_ERR_INVALID_ARG (wai_encoder_last_error(NULL) says
+                                    why). */
+    uint8_t reserved[24];      /**< zero */
 } WaiEncoderSettings;
 
 WAI_API void wai_encoder_default_settings(WaiEncoderSettings *s);
@@ -169,7 +178,8 @@ typedef struct WaiFrameStats {
     double psnr;        /**< its PSNR in dB (RGB8, peak 255; INFINITY when lossless) when the
                              encoder measured it (settings.target_psnr), else -1 */
     int candidates;     /**< qualities coded to choose it (1 without a target) */
-    uint8_t reserved[28];
+    int32_t rate;       /**< the rate it was coded at (settings.rate; -1: a WIH1 frame) */
+    uint8_t reserved[24];
 } WaiFrameStats;
 
 /** The stats of the last picture encoded. Errors: WAI_ERR_INVALID_ARG (no picture yet). */
