@@ -16,6 +16,9 @@ picture. For each picture: WAI's bpp (stream size) and PSNR (RGB8), JPEG's bpp a
 PSNR (log-rate interpolated linearly between the two enclosing JPEG settings) and the ratio
 WAI bits / JPEG bits (below 1: WAI needs fewer bits). One rate point per checkpoint, so this is
 not a BD-rate; the records' script (tools/eval/) computes those from all qualities.
+
+A variable-rate checkpoint (train.py --rates) is measured at each of its rates (`wai encode
+--rate R`; --rates picks some), one block per rate.
 """
 
 import argparse
@@ -75,6 +78,8 @@ def main():
     ap.add_argument("--work", default=None, help="work directory (default: a temporary one)")
     ap.add_argument("--split", default="val", help="manifest split to use (default val)")
     ap.add_argument("--limit", type=int, default=0, help="only the first N pictures")
+    ap.add_argument("--rates", default=None,
+                    help="a variable-rate checkpoint's rate indices to measure (default all)")
     a = ap.parse_args()
     wai = os.path.join(a.build, "tools", "wai")
     if not os.access(wai, os.X_OK):
@@ -100,38 +105,53 @@ def main():
         mdir = os.path.join(work, "m-%s-%d" % (os.path.basename(ck_path)[:-3], it))
         os.makedirs(mdir, exist_ok=True)
         run([PY, os.path.join(HERE, "export.py"), ck_path, "-o", os.path.join(mdir, "wai-q%d" % q)])
-        print("%s (quality %d, lambda %g, iteration %d), %d pictures of split %s:"
-              % (ck_path, q, ck["lambda"], it, len(pics), a.split))
-        ratios, bpps, psnrs, errs = [], [], [], []
-        for name, png, rgb, curve in pics:
-            stream = os.path.join(mdir, name + ".wai")
-            run([wai, "encode", png, "-o", stream, "--quality", str(q), "--model-dir", mdir, "-q"])
-            dec = os.path.join(mdir, name + ".dec.png")
-            run([wai, "decode", stream, "-o", dec, "--model-path", mdir])
-            out = np.array(Image.open(dec).convert("RGB"))
-            bpp = 8.0 * os.path.getsize(stream) / (rgb.shape[0] * rgb.shape[1])
-            p = E.psnr(rgb, out)
-            jb = jpeg_bpp_at(curve, p)
-            ratio = bpp / jb if jb else float("nan")
-            err = out.reshape(-1, 3).mean(0) - rgb.reshape(-1, 3).astype(float).mean(0)
-            cast = np.abs(err)
-            errs.append(err)
-            bpps.append(bpp)
-            psnrs.append(p)
-            if jb:
-                ratios.append(ratio)
-            print("  %-28s %dx%d  %.3f bpp %6.2f dB  JPEG at that PSNR %s  WAI/JPEG %s  "
-                  "max channel-mean error %.2f (R G B %+.2f %+.2f %+.2f)"
-                  % (name, rgb.shape[1], rgb.shape[0], bpp, p,
-                     "%.3f bpp" % jb if jb else "n/a", "%.2f" % ratio if jb else "n/a",
-                     cast.max(), err[0], err[1], err[2]))
-        print("  mean %.3f bpp %.2f dB; WAI/JPEG bits median %s over %d of %d pictures"
-              % (np.mean(bpps), np.mean(psnrs),
-                 "%.3f" % float(np.median(ratios)) if ratios else "n/a", len(ratios), len(pics)))
-        e = np.array(errs)
-        print("  channel-mean error (decoded - original), mean over the pictures: R G B "
-              "%+.2f %+.2f %+.2f; worst |error| %.2f" % (*e.mean(0), np.abs(e).max()))
+        if ck.get("rates"):
+            idx = ([int(v) for v in a.rates.split(",")] if a.rates
+                   else list(range(len(ck["rates"]))))
+            for r in idx:
+                print("%s (quality %d, rate %d: lambda %g, iteration %d), %d pictures of split %s:"
+                      % (ck_path, q, r, ck["rates"][r], it, len(pics), a.split))
+                measure(wai, pics, mdir, q, ["--rate", str(r)])
+        else:
+            print("%s (quality %d, lambda %g, iteration %d), %d pictures of split %s:"
+                  % (ck_path, q, ck["lambda"], it, len(pics), a.split))
+            measure(wai, pics, mdir, q, [])
     return 0
+
+
+def measure(wai, pics, mdir, q, extra):
+    """Every picture through the codec with the model pair of quality q in mdir; prints a line
+    per picture and the means."""
+    ratios, bpps, psnrs, errs = [], [], [], []
+    for name, png, rgb, curve in pics:
+        stream = os.path.join(mdir, name + ".wai")
+        run([wai, "encode", png, "-o", stream, "--quality", str(q), "--model-dir", mdir, "-q"]
+            + extra)
+        dec = os.path.join(mdir, name + ".dec.png")
+        run([wai, "decode", stream, "-o", dec, "--model-path", mdir])
+        out = np.array(Image.open(dec).convert("RGB"))
+        bpp = 8.0 * os.path.getsize(stream) / (rgb.shape[0] * rgb.shape[1])
+        p = E.psnr(rgb, out)
+        jb = jpeg_bpp_at(curve, p)
+        ratio = bpp / jb if jb else float("nan")
+        err = out.reshape(-1, 3).mean(0) - rgb.reshape(-1, 3).astype(float).mean(0)
+        cast = np.abs(err)
+        errs.append(err)
+        bpps.append(bpp)
+        psnrs.append(p)
+        if jb:
+            ratios.append(ratio)
+        print("  %-28s %dx%d  %.3f bpp %6.2f dB  JPEG at that PSNR %s  WAI/JPEG %s  "
+              "max channel-mean error %.2f (R G B %+.2f %+.2f %+.2f)"
+              % (name, rgb.shape[1], rgb.shape[0], bpp, p,
+                 "%.3f bpp" % jb if jb else "n/a", "%.2f" % ratio if jb else "n/a",
+                 cast.max(), err[0], err[1], err[2]))
+    print("  mean %.3f bpp %.2f dB; WAI/JPEG bits median %s over %d of %d pictures"
+          % (np.mean(bpps), np.mean(psnrs),
+             "%.3f" % float(np.median(ratios)) if ratios else "n/a", len(ratios), len(pics)))
+    e = np.array(errs)
+    print("  channel-mean error (decoded - original), mean over the pictures: R G B "
+          "%+.2f %+.2f %+.2f; worst |error| %.2f" % (*e.mean(0), np.abs(e).max()), flush=True)
 
 
 if __name__ == "__main__":
