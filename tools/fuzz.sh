@@ -27,7 +27,8 @@ ninja -C $bdir -t targets all 2>/dev/null | grep -q '^tests/fuzz/fuzz_gstparse:'
 # WAI_FUZZ_TARGETS="decode ana ..." runs only those of the libwai/GStreamer targets
 [ -n "${WAI_FUZZ_TARGETS:-}" ] && targets=$(for t in $targets; do case " $WAI_FUZZ_TARGETS " in *" $t "*) echo $t ;; esac; done)
 ninja -C $bdir $(for t in $targets; do echo tests/fuzz/fuzz_$t; done) \
-    tools/wai-tiny-n64m96.whm tools/wai-micro-n8m8.whm tools/wai-mkvectors >/dev/null || exit 1
+    tools/wai-tiny-n64m96.whm tools/wai-micro-n8m8.whm tools/wai-rule-rates.whm tools/wai-mkvectors \
+    >/dev/null || exit 1
 export WAI_MODEL_PATH=$PWD/$bdir/tools
 export ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 work=$(mktemp -d); trap '[ -z "${ff71_pid:-}" ] || wait "$ff71_pid"; rm -rf "$work"' EXIT
@@ -51,7 +52,7 @@ mkdir -p "$corp"/{decode,stream,model,rans,ana,gstparse}
 # decode than the tiny model, so the fuzzer gets far more executions per second)
 # (and v20, WIH2 frames of the variable-rate model rule-rates, spec 1.1)
 $bdir/tools/wai-mkvectors --model $bdir/tools/wai-micro-n8m8.whm --model $bdir/tools/wai-rule-rates.whm \
-    --out-dir "$corp/decode" 2>/dev/null > /dev/null
+    --out-dir "$corp/decode" > /dev/null || { echo "fuzz: the decode seeds (wai-mkvectors) failed" >&2; exit 1; }
 cp vectors/*.wai "$corp/stream/"
 [ -d tests/fuzz/corpus-model ] && cp tests/fuzz/corpus-model/* "$corp/model/" 2>/dev/null
 cp $bdir/tools/wai-micro-n8m8.whm "$corp/model/"
