@@ -424,26 +424,15 @@ static void hyper_rows(void *ctx, uint32_t r0, uint32_t r1)
         const int32_t *scale = h->p + (size_t)c * plane + (size_t)row * h->w;
         const int32_t *mean = scale + (size_t)h->n_y * plane;
         const size_t e0 = ((size_t)c * h->hy + h->y0 + row) * h->w;
-        if (h->qstep && h->qstep[c] != 4096) {
-            const uint32_t qs = h->qstep[c];
-            for (size_t x = 0; x < h->w; x++) {
-#ifdef WAI_PLANTED_FAULT_VEC_HS_ORDER
-                h->y_index[e0 + x] = (uint8_t)scale_index_q(h->m, mean[x], qs);
-                h->y_mean[e0 + x] = scale[x];
-#else
-                h->y_index[e0 + x] = (uint8_t)scale_index_q(h->m, scale[x], qs);
-                h->y_mean[e0 + x] = mean[x];
-#endif
-            }
-            continue;
-        }
+        /* scale_index_q() takes the int32 search itself for the unit step */
+        const uint32_t qs = h->qstep ? h->qstep[c] : 4096;
         for (size_t x = 0; x < h->w; x++) {
 #ifdef WAI_PLANTED_FAULT_VEC_HS_ORDER
             /* planted: means first, then scales */
-            h->y_index[e0 + x] = (uint8_t)scale_index(h->m, mean[x]);
+            h->y_index[e0 + x] = (uint8_t)scale_index_q(h->m, mean[x], qs);
             h->y_mean[e0 + x] = scale[x];
 #else
-            h->y_index[e0 + x] = (uint8_t)scale_index(h->m, scale[x]);
+            h->y_index[e0 + x] = (uint8_t)scale_index_q(h->m, scale[x], qs);
             h->y_mean[e0 + x] = mean[x];
 #endif
         }
