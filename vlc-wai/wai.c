@@ -4,10 +4,12 @@
  * Two modules in one plugin:
  *  - "demux" (shortcut "wai"): probes the "WAIS" sequence header, creates a video ES of
  *    fourcc 'WAI1' whose extra data is the sequence header unit, and sends one block per
- *    frame unit with pts = frame_index * fps_den / fps_num. Seekable (by frame_index) when the
- *    stream is. A still picture (a header with frame_count 1) is shown as VLC's image demuxer
- *    shows a PNG: its frame unit is sent again at --image-fps (10/1) for --image-duration
- *    (10 s; negative: forever), and the time can be set within that.
+ *    frame unit with pts = frame_index * fps_den / fps_num, and at the end the last unit once
+ *    more at its end time, so that VLC shows the last frame before it closes the video.
+ *    Seekable (by frame_index) when the stream is. A still picture (a header with
+ *    frame_count 1) is shown as VLC's image demuxer shows a PNG: its frame unit is sent again
+ *    at --image-fps (10/1) for --image-duration (10 s; negative: forever), and the time can
+ *    be set within that.
  *  - "video decoder": claims 'WAI1' and outputs RV24 (R, G, B bytes) pictures of the display
  *    window size; a block equal to the last one (a still's repeat) gives a copy of its picture
  *    without decoding again. It counts what it decodes and logs "wai: decoded N frames, M
@@ -61,6 +63,8 @@ struct demux_sys_t {   /* typedef'd by vlc_common.h */
     block_t *still_unit;
     date_t still_date;      /* time of the next repeat, from 0 */
     mtime_t still_length;   /* how long it is shown; < 0: until stopped */
+    /* a video's last unit sent, sent again at its end time when the stream ends */
+    block_t *tail;
 };
 
 #define UNIT_WAIF 0x46494157u   /* "WAIF" */
@@ -137,12 +141,30 @@ static int Demux(demux_t *demux)
 
     if (sys->still)
         return DemuxStill(demux);
-    if (!(block = ReadUnit(demux, &index, &err)))
-        return err;
+    if (!(block = ReadUnit(demux, &index, &err))) {
+        /* At the end, the last unit once more at its end time (the decoder shows a repeat
+         * without decoding it again): VLC ends the input as soon as the video output has
+         * taken every picture from its queue, and would close it before the last picture's
+         * time comes; the repeat holds it there until the last frame has been shown for its
+         * duration. */
+        if (err != VLC_DEMUXER_EOF || !sys->tail)
+            return err;
+        block = sys->tail;
+        sys->tail = NULL;
+        block->i_pts = block->i_dts = block->i_pts + __MAX(block->i_length, 1);
+        block->i_length = 1;
+        sys->last_pts = block->i_pts;
+        es_out_SetPCR(demux->out, block->i_pts);
+        es_out_Send(demux->out, sys->es, block);
+        return VLC_DEMUXER_SUCCESS;
+    }
     date_Set(&sys->date, VLC_TS_0);
     block->i_pts = block->i_dts = date_Increment(&sys->date, index);
     block->i_length = date_Increment(&sys->date, 1) - block->i_pts;
     sys->last_pts = block->i_pts;
+    if (sys->tail)
+        block_Release(sys->tail);
+    sys->tail = block_Duplicate(block);   /* (none without memory: no repeat at the end) */
 
     es_out_SetPCR(demux->out, block->i_pts);
     es_out_Send(demux->out, sys->es, block);
@@ -184,6 +206,10 @@ static int SeekTime(demux_t *demux, int64_t t)
         if (index == target)
             break;
         off += (uint64_t)payload + FRAME_OVERHEAD;
+    }
+    if (sys->tail) {   /* the end is not the next thing any more */
+        block_Release(sys->tail);
+        sys->tail = NULL;
     }
     if (vlc_stream_Seek(demux->s, best))
         return VLC_EGENERIC;
@@ -333,6 +359,8 @@ static void CloseDemux(vlc_object_t *obj)
 
     if (sys->still_unit)
         block_Release(sys->still_unit);
+    if (sys->tail)
+        block_Release(sys->tail);
     free(sys);
 }
 

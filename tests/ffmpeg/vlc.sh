@@ -156,10 +156,12 @@ play_check() {
 
 while read -r file hash frames dims rest || [ -n "${file:-}" ]; do
     case "$file" in ''|'#'*) continue ;; esac
-    # v20 (format 1.1, variable rate): VLC's yuv vout gave 3 distinct frames of its 4 in the
-    # session-20 CI run (decoder, GStreamer, FFmpeg and mpv give all 4 with the pinned hash);
-    # not yet analysed, so it is left out here until it is (issue 23's note)
-    case "$file" in v20-*) echo "SKIP $file vlc: 3 of 4 distinct frames shown, under analysis"; continue ;; esac
+    # v20 (8x1, four frames at 25 fps) is shorter than VLC's buffering: the stream ends while
+    # VLC buffers, it starts its clock 160 ms in the past, and its video output may replace
+    # the first picture by the second before showing it (5 of 30 plays here, decoder log
+    # "decoded 4 frames, 0 errors" every time). Not a decoding fault, so not checked here;
+    # the decoder, GStreamer, FFmpeg and mpv checks pin its hash.
+    case "$file" in v20-*) echo "SKIP $file vlc: shorter than VLC's buffering (first picture may not be shown)"; continue ;; esac
     n=${file%.wai}
     play_check "$VECTORS" "$file" "$hash" "$frames" "$dims"
 
