@@ -417,8 +417,9 @@ gst_wai_enc_class_init (GstWaiEncClass * klass)
   /* the blurb names the qualities installed when the class is made (gst-inspect-1.0) */
   gchar *qs = gst_wai_enc_qualities_string (NULL);
   gchar *blurb = g_strdup_printf ("Quality level: the encoder loads the model pair "
-      "wai-q<quality>.whm + .ana from model-dir, or when that is unset from the first "
-      "directory of $WAI_MODEL_PATH, then of the installed models, that holds both "
+      "wai-q<quality>.whm + .ana (or the quality file wai-q<quality>.rate: a rate of a "
+      "variable-rate model pair) from model-dir, or when that is unset from the first "
+      "directory of $WAI_MODEL_PATH, then of the installed models, that holds them "
       "(installed qualities: %s)", qs);
   g_object_class_install_property (gobject_class, PROP_QUALITY,
       g_param_spec_int ("quality", "Quality", blurb, 1, WAI_ENCODER_MAX_QUALITY,
@@ -428,7 +429,8 @@ gst_wai_enc_class_init (GstWaiEncClass * klass)
   g_free (qs);
   g_object_class_install_property (gobject_class, PROP_MODEL_DIR,
       g_param_spec_string ("model-dir", "Model directory",
-          "Directory (or ':'-separated directories) holding wai-q<quality>.whm and .ana, "
+          "Directory (or ':'-separated directories) holding wai-q<quality>.whm and .ana "
+          "(or wai-q<quality>.rate), "
           "searched alone (NULL: $WAI_MODEL_PATH, then the installed model directory)",
           DEFAULT_MODEL_DIR,
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY));

@@ -73,9 +73,10 @@ check "info shows 96x80" -- grep -q '96x80' "$tmp/out"
 expect 0 "no --model-dir: found through \$WAI_MODEL_PATH" -- env WAI_MODEL_PATH="/nonexistent:$models" "$wai" encode "$tmp/in.png" -o "$tmp/env.wai"
 check "same bytes as --model-dir" -- cmp -s "$tmp/a.wai" "$tmp/env.wai"
 # the committed pairs, found here (ascending, ", "-separated), so the checks hold for any set
-committed=$(for k in $(ls "$models" | sed -n 's/^wai-q\([0-9]*\)\.whm$/\1/p' | sort -n); do
-    [ -f "$models/wai-q$k.whm" ] && [ -f "$models/wai-q$k.ana" ] && printf '%s\n' "$k"; done |
-    paste -sd, - | sed 's/,/, /g')
+# (and the quality files wai-q<N>.rate)
+committed=$(for k in $(ls "$models" | sed -n 's/^wai-q\([0-9]*\)\.\(whm\|rate\)$/\1/p' | sort -nu); do
+    { [ -f "$models/wai-q$k.whm" ] && [ -f "$models/wai-q$k.ana" ]; } || [ -f "$models/wai-q$k.rate" ] &&
+        printf '%s\n' "$k"; done | paste -sd, - | sed 's/,/, /g')
 expect 0 "--list-qualities" -- "$wai" encode --list-qualities --model-dir "$models"
 check "lists the committed pairs ($committed)" -- test "$(cat "$tmp/out")" = "$committed"
 # a directory with pairs 1 and 3 only: a quality without a pair there is refused
@@ -209,5 +210,18 @@ expect 2 "--rate 0 with a model without rates" -- "$wai" encode "$tmp/in.png" -o
 check "says it has no rate table" -- grep -q "rate 0: model .* has no rate table" "$tmp/err"
 expect 2 "--rate with a target" -- "$wai" encode "$tmp/in.png" -o "$tmp/x.wai" --rate 0 --target-psnr 30 --model-dir "$models"
 expect 2 "--rate -1 (not a number 0..255)" -- "$wai" encode "$tmp/in.png" -o "$tmp/x.wai" --rate -1 --model-dir "$models"
+# a quality file: quality 4 of a directory is rate 1 of the pair (the same stream as --rate 1)
+mkdir -p "$tmp/qf"
+cp "$tmp/vr.whm" "$tmp/qf/wai-vrt.whm"; cp "$tmp/vr.ana" "$tmp/qf/wai-vrt.ana"
+printf '# quality 4: rate 1 of wai-vrt\nmodel wai-vrt\nrate 1\n' > "$tmp/qf/wai-q4.rate"
+printf 'model wai-vrt\nrate 7\n' > "$tmp/qf/wai-q5.rate"
+expect 0 "--list-qualities with quality files" -- "$wai" encode --list-qualities --model-dir "$tmp/qf"
+check "lists 4 and 5" -- test "$(cat "$tmp/out")" = "4, 5"
+expect 0 "--quality 4 from wai-q4.rate" -- "$wai" encode "$tmp/in.png" -o "$tmp/q4.wai" --quality 4 --model-dir "$tmp/qf" --embed-model
+check "the same stream as --rate 1 with the pair" -- cmp -s "$tmp/q4.wai" "$tmp/r1.wai"
+expect 2 "--quality 5 (rate 7 of a 3-rate model)" -- "$wai" encode "$tmp/in.png" -o "$tmp/x.wai" --quality 5 --model-dir "$tmp/qf"
+check "says which file and that the model has 3 rates" -- grep -q "rate 7 of .*wai-q5.rate: model wai-q3-rates has 3 rates" "$tmp/err"
+expect 2 "--quality 4 --rate 0" -- "$wai" encode "$tmp/in.png" -o "$tmp/x.wai" --quality 4 --rate 0 --model-dir "$tmp/qf"
+check "says quality 4 is already rate 1" -- grep -q "quality 4 is already rate 1" "$tmp/err"
 
 finish encode.sh

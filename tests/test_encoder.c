@@ -665,6 +665,9 @@ static void test_search(void)
         snprintf(pa, sizeof(pa), "%s/wai-q%d.ana", models, k);
         if (!stat(pw, &st) && S_ISREG(st.st_mode) && !stat(pa, &st) && S_ISREG(st.st_mode))
             want[nwant++] = k;
+        else if (snprintf(pw, sizeof(pw), "%s/wai-q%d.rate", models, k) > 0 &&
+                 !stat(pw, &st) && S_ISREG(st.st_mode))
+            want[nwant++] = k;   /* a quality file (test_quality_files) */
     }
     CHECK(nwant >= 2);
     CHECK_EQ(wai_encoder_available_qualities(models, q, WAI_ENCODER_MAX_QUALITY), nwant);
@@ -1146,6 +1149,146 @@ static void test_rates(void)
     remove(ana);
 }
 
+static int write_text(const char *dir, const char *name, const char *text)
+{
+    char p[1200];
+    snprintf(p, sizeof(p), "%s/%s", dir, name);
+    return write_blob(p, (const uint8_t *)text, strlen(text));
+}
+
+/* The first frame unit of the test picture at a quality of a model directory; -errno or 0. */
+static int quality_unit(const char *dir, int q, int rate, uint8_t **unit, size_t *size,
+                        WaiFrameStats *st)
+{
+    WaiEncoderSettings s;
+    wai_encoder_default_settings(&s);
+    s.model_dir = dir;
+    s.quality = q;
+    s.rate = rate;
+    WaiEncoder *e = NULL;
+    int r = wai_encoder_open(&e, &s);
+    if (r < 0) return r;
+    uint8_t rgb[W * H * 3];
+    make_picture(rgb, W, H, 0);
+    r = wai_encode_picture_unit(e, rgb, W * 3, W, H, unit, size);
+    if (r >= 0 && st) r = wai_encoder_last_frame(e, st);
+    wai_encoder_close(&e);
+    return r;
+}
+
+/* Quality files (wai-q<N>.rate: a quality that is a rate of a variable-rate model pair of the
+ * same directory): found by the search, listed, coded at their rate (the same bytes as the
+ * pair and rate given by hand), each way of being wrong an error that names the file. */
+static void test_quality_files(void)
+{
+    char dir[] = "/tmp/wai-test-qfile-XXXXXX", other[] = "/tmp/wai-test-qfile-XXXXXX";
+    char p[1200], q[1200], list[2600];
+    CHECK(mkdtemp(dir) != NULL);
+    CHECK(mkdtemp(other) != NULL);
+    char whm[1200], ana[1200];
+    snprintf(whm, sizeof(whm), "%s/wai-vrt.whm", dir);
+    snprintf(ana, sizeof(ana), "%s/wai-vrt.ana", dir);
+    CHECK_EQ(make_rates_pair(whm, ana), 0);
+    snprintf(p, sizeof(p), "%s/wai-q3.whm", models);
+    snprintf(q, sizeof(q), "%s/wai-q1.whm", dir);
+    CHECK_EQ(file_copy(p, q), 0);
+    snprintf(p, sizeof(p), "%s/wai-q3.ana", models);
+    snprintf(q, sizeof(q), "%s/wai-q1.ana", dir);
+    CHECK_EQ(file_copy(p, q), 0);
+    CHECK_EQ(write_text(dir, "wai-q5.rate", "model wai-vrt\nrate 1\n"), 0);
+    CHECK_EQ(write_text(dir, "wai-q6.rate", "# quality 6\n  rate 2  # the coarse one\r\n\n"
+                                              "model\twai-vrt"), 0);
+    CHECK_EQ(write_text(dir, "wai-q2.rate", "model wai-missing\nrate 0\n"), 0);
+    CHECK_EQ(write_text(dir, "wai-q8.rate", "model ../wai-vrt\nrate 0\n"), 0);
+    CHECK_EQ(write_text(dir, "wai-q9.rate", "model wai-vrt\nrate 1\nrate 2\n"), 0);
+    int got[WAI_ENCODER_MAX_QUALITY] = { 0 };
+    CHECK_EQ(wai_encoder_available_qualities(dir, got, WAI_ENCODER_MAX_QUALITY), 3);
+    CHECK(got[0] == 1 && got[1] == 5 && got[2] == 6);
+
+    /* q5 and q6 give the frames of the pair at rates 1 and 2, and say their quality and rate */
+    uint8_t *u = NULL, *ref = NULL;
+    size_t n = 0, rn = 0;
+    WaiFrameStats st;
+    for (int k = 0; k < 2; k++) {
+        memset(&st, 0, sizeof(st));
+        CHECK_EQ(quality_unit(dir, 5 + k, -1, &u, &n, &st), 0);
+        CHECK_EQ(st.quality, 5 + k);
+        CHECK_EQ(st.rate, 1 + k);
+        CHECK_EQ(rate_unit(whm, ana, 1 + k, &ref, &rn, NULL), 0);
+        CHECK(u && ref && n == rn && !memcmp(u, ref, n));
+        free(u);
+        free(ref);
+        u = ref = NULL;
+    }
+    /* errors, each naming the quality file */
+    CHECK_EQ(quality_unit(dir, 5, 0, &u, &n, NULL), WAI_ERR_INVALID_ARG);
+    CHECK(strstr(wai_encoder_last_error(NULL), "quality 5 is already rate 1"));
+    CHECK_EQ(quality_unit(dir, 2, -1, &u, &n, NULL), WAI_ERR_MODEL_NOT_FOUND);
+    CHECK(strstr(wai_encoder_last_error(NULL), "wai-q2.rate names model wai-missing"));
+    CHECK_EQ(quality_unit(dir, 8, -1, &u, &n, NULL), WAI_ERR_MODEL_NOT_FOUND);
+    CHECK(strstr(wai_encoder_last_error(NULL), "wai-q8.rate: line 1: a model name"));
+    CHECK_EQ(quality_unit(dir, 9, -1, &u, &n, NULL), WAI_ERR_MODEL_NOT_FOUND);
+    CHECK(strstr(wai_encoder_last_error(NULL), "wai-q9.rate: line 3"));
+    CHECK_EQ(quality_unit(dir, 4, -1, &u, &n, NULL), WAI_ERR_MODEL_NOT_FOUND);
+    CHECK(strstr(wai_encoder_last_error(NULL), "wai-q4.rate"));
+    /* a rate the model does not have: listed (files only), fails to open, says so */
+    snprintf(q, sizeof(q), "%s/wai-vrt.whm", other);
+    CHECK_EQ(file_copy(whm, q), 0);
+    snprintf(q, sizeof(q), "%s/wai-vrt.ana", other);
+    CHECK_EQ(file_copy(ana, q), 0);
+    CHECK_EQ(write_text(other, "wai-q7.rate", "model wai-vrt\nrate 3\n"), 0);
+    CHECK_EQ(wai_encoder_available_qualities(other, got, WAI_ENCODER_MAX_QUALITY), 1);
+    CHECK_EQ(quality_unit(other, 7, -1, &u, &n, NULL), WAI_ERR_INVALID_ARG);
+    CHECK(strstr(wai_encoder_last_error(NULL), "rate 3 of ") &&
+          strstr(wai_encoder_last_error(NULL), "wai-q7.rate: model wai-q3-rates has 3 rates"));
+    /* the first directory that defines a quality wins; in one directory a pair wins over a
+     * quality file */
+    snprintf(p, sizeof(p), "%s/wai-q3.whm", models);
+    snprintf(q, sizeof(q), "%s/wai-q5.whm", other);
+    CHECK_EQ(file_copy(p, q), 0);
+    snprintf(p, sizeof(p), "%s/wai-q3.ana", models);
+    snprintf(q, sizeof(q), "%s/wai-q5.ana", other);
+    CHECK_EQ(file_copy(p, q), 0);
+    CHECK_EQ(write_text(other, "wai-q5.rate", "model wai-vrt\nrate 1\n"), 0);
+    snprintf(list, sizeof(list), "%s:%s", other, dir);
+    CHECK_EQ(quality_unit(list, 5, -1, &u, &n, &st), 0);
+    CHECK_EQ(st.rate, -1);
+    free(u);
+    u = NULL;
+    snprintf(list, sizeof(list), "%s:%s", dir, other);
+    CHECK_EQ(quality_unit(list, 5, -1, &u, &n, &st), 0);
+    CHECK_EQ(st.rate, 1);
+    free(u);
+    u = NULL;
+    /* rate control over qualities of both kinds: each frame at its quality's rate */
+    WaiEncoderSettings s;
+    wai_encoder_default_settings(&s);
+    s.model_dir = dir;
+    s.target_psnr = 99;   /* the highest quality */
+    WaiEncoder *e = NULL;
+    uint8_t rgb[W * H * 3];
+    make_picture(rgb, W, H, 0);
+    CHECK_EQ(wai_encoder_open(&e, &s), 0);
+    if (e) {
+        CHECK_EQ(wai_encode_picture_unit(e, rgb, W * 3, W, H, &u, &n), 0);
+        CHECK_EQ(wai_encoder_last_frame(e, &st), 0);
+        CHECK(st.quality == 1 || (st.quality == 5 && st.rate == 1) || (st.quality == 6 && st.rate == 2));
+        free(u);
+        wai_encoder_close(&e);
+    }
+    const char *names[] = { "wai-vrt.whm", "wai-vrt.ana", "wai-q1.whm", "wai-q1.ana", "wai-q5.rate",
+                            "wai-q6.rate", "wai-q2.rate", "wai-q8.rate", "wai-q9.rate",
+                            "wai-q7.rate", "wai-q5.whm", "wai-q5.ana" };
+    for (size_t k = 0; k < sizeof(names) / sizeof(*names); k++) {
+        snprintf(p, sizeof(p), "%s/%s", dir, names[k]);
+        remove(p);
+        snprintf(p, sizeof(p), "%s/%s", other, names[k]);
+        remove(p);
+    }
+    CHECK_EQ(rmdir(dir), 0);
+    CHECK_EQ(rmdir(other), 0);
+}
+
 int main(int argc, char **argv)
 {
     if ((argc == 3 || (argc == 4 && !strcmp(argv[3], "busy"))) &&
@@ -1173,6 +1316,7 @@ int main(int argc, char **argv)
     test_mean_correction();
     test_rate_control();
     test_rates();
+    test_quality_files();
     test_round_trip();
     return tu_finish("encoder");
 }

@@ -776,21 +776,133 @@ static int is_regular_file(const char *path)
     return !stat(path, &st) && S_ISREG(st.st_mode);
 }
 
-/* 1 if <dir>/wai-q<q>.whm and .ana are both regular files (paths in whm, ana), else 0. */
-static int pair_in_dir(const char *dir, size_t dlen, int q, char whm[4096], char ana[4096])
+/* What the search found for a quality: a model pair, and the rate a quality file names. */
+typedef struct ModelPick {
+    char whm[4096], ana[4096];
+    char rate_file[4096];   /* the wai-q<N>.rate it came from, else "" */
+    int rate;               /* from the quality file; -1 for a plain pair */
+    char err[320];          /* a quality file that is there but unusable: why */
+} ModelPick;
+
+/* A model name of a quality file: a file name in the same directory, nothing else. */
+static int model_name_ok(const char *n, size_t len)
 {
-    if (dlen > 4000) return 0;
-    snprintf(whm, 4096, "%.*s/wai-q%d.whm", (int)dlen, dir, q);
-    snprintf(ana, 4096, "%.*s/wai-q%d.ana", (int)dlen, dir, q);
-#ifdef WAI_PLANTED_FAULT_ENC_PAIR_WHM_ONLY
-    return is_regular_file(whm);   /* planted: the .ana is not required */
-#else
-    return is_regular_file(whm) && is_regular_file(ana);
-#endif
+    if (!len || len > 200 || n[0] == '.') return 0;
+    for (size_t i = 0; i < len; i++) {
+        const char c = n[i];
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '-' || c == '_' || c == '.'))
+            return 0;
+    }
+    return 1;
 }
 
-/* The first directory of the search path with the pair of quality q: 1 (paths set) or 0. */
-static int find_pair(const char *model_dir, int q, char whm[4096], char ana[4096])
+/* Parses a quality file (text: "model NAME" and "rate K" once each, '#' comments, blank
+ * lines): 0 with name/rate set, else -1 with why in err. */
+static int parse_quality_file(const uint8_t *buf, size_t size, char name[256], int *rate,
+                              char *err, size_t errsz)
+{
+    int line = 0, have_model = 0, have_rate = 0;
+    size_t pos = 0;
+    while (pos < size) {
+        size_t e = pos;
+        while (e < size && buf[e] != '\n') e++;
+        line++;
+        const char *l = (const char *)buf + pos;
+        size_t n = e - pos;
+        pos = e + 1;
+        for (size_t i = 0; i < n; i++)
+            if (l[i] == '#') { n = i; break; }
+        while (n && (l[n - 1] == ' ' || l[n - 1] == '\t' || l[n - 1] == '\r')) n--;
+        while (n && (*l == ' ' || *l == '\t')) { l++; n--; }
+        if (!n) continue;
+        size_t k = 0;
+        while (k < n && l[k] != ' ' && l[k] != '\t') k++;
+        const char *v = l + k;
+        size_t vn = n - k;
+        while (vn && (*v == ' ' || *v == '\t')) { v++; vn--; }
+        if (k == 5 && !memcmp(l, "model", 5) && !have_model) {
+            if (!model_name_ok(v, vn)) {
+                snprintf(err, errsz, "line %d: a model name (letters, digits, '-', '_', '.'; "
+                         "a file of this directory) after \"model\"", line);
+                return -1;
+            }
+            memcpy(name, v, vn);
+            name[vn] = 0;
+            have_model = 1;
+        } else if (k == 4 && !memcmp(l, "rate", 4) && !have_rate) {
+            long r = 0;
+            size_t i = 0;
+            while (i < vn && v[i] >= '0' && v[i] <= '9' && r <= 255) r = r * 10 + (v[i++] - '0');
+            if (!vn || i != vn || r > 255) {
+                snprintf(err, errsz, "line %d: a rate 0..255 after \"rate\"", line);
+                return -1;
+            }
+            *rate = (int)r;
+            have_rate = 1;
+        } else {
+            snprintf(err, errsz, "line %d: not \"model NAME\" or \"rate K\" (each once)", line);
+            return -1;
+        }
+    }
+    if (!have_model || !have_rate) {
+        snprintf(err, errsz, "no \"%s\" line", have_model ? "rate" : "model");
+        return -1;
+    }
+    return 0;
+}
+
+/* 1 if <dir> defines quality q: the pair wai-q<q>.whm + .ana, else a quality file
+ * wai-q<q>.rate (its model pair and rate; p->err set when it is there but unusable); 0 if
+ * neither is there. */
+static int quality_in_dir(const char *dir, size_t dlen, int q, ModelPick *p)
+{
+    if (dlen > 3800) return 0;
+    p->rate = -1;
+    p->rate_file[0] = p->err[0] = 0;
+    snprintf(p->whm, sizeof(p->whm), "%.*s/wai-q%d.whm", (int)dlen, dir, q);
+    snprintf(p->ana, sizeof(p->ana), "%.*s/wai-q%d.ana", (int)dlen, dir, q);
+#ifdef WAI_PLANTED_FAULT_ENC_PAIR_WHM_ONLY
+    if (is_regular_file(p->whm)) return 1;   /* planted: the .ana is not required */
+#else
+    if (is_regular_file(p->whm) && is_regular_file(p->ana)) return 1;
+#endif
+    snprintf(p->rate_file, sizeof(p->rate_file), "%.*s/wai-q%d.rate", (int)dlen, dir, q);
+    if (!is_regular_file(p->rate_file)) {
+        p->rate_file[0] = 0;
+        return 0;
+    }
+    uint8_t *buf = NULL;
+    size_t size = 0;
+    char name[256], why[200];
+    int rate = -1;
+    if (wai_read_file(p->rate_file, 4096, &buf, &size) < 0) {
+        snprintf(p->err, sizeof(p->err), "cannot read %.200s (a text file of at most 4096 bytes)",
+                 p->rate_file);
+        return 1;
+    }
+    const int ret = parse_quality_file(buf, size, name, &rate, why, sizeof(why));
+    free(buf);
+    if (ret < 0) {
+        snprintf(p->err, sizeof(p->err), "%.100s: %s", p->rate_file, why);
+        return 1;
+    }
+    snprintf(p->whm, sizeof(p->whm), "%.*s/%s.whm", (int)dlen, dir, name);
+    snprintf(p->ana, sizeof(p->ana), "%.*s/%s.ana", (int)dlen, dir, name);
+#ifdef WAI_PLANTED_FAULT_ENC_QFILE_RATE
+    p->rate = rate ? rate - 1 : 1;   /* planted: the neighbouring rate */
+#else
+    p->rate = rate;
+#endif
+    if (!is_regular_file(p->whm) || !is_regular_file(p->ana))
+        snprintf(p->err, sizeof(p->err), "%.120s names model %.60s, but %.60s.whm and .ana are "
+                 "not both in that directory", p->rate_file, name, name);
+    return 1;
+}
+
+/* The first directory of the search path that defines quality q: 1 (p set; p->err when its
+ * quality file is unusable) or 0. */
+static int find_quality(const char *model_dir, int q, ModelPick *p)
 {
     const char *lists[2] = { model_dir, NULL };
     if (!model_dir) {
@@ -801,7 +913,7 @@ static int find_pair(const char *model_dir, int q, char whm[4096], char ana[4096
         const char *list = lists[i], *dir;
         size_t len;
         while (wai_path_next(&list, &dir, &len))
-            if (pair_in_dir(dir, len, q, whm, ana)) return 1;
+            if (quality_in_dir(dir, len, q, p)) return 1;
     }
     return 0;
 }
@@ -809,13 +921,15 @@ static int find_pair(const char *model_dir, int q, char whm[4096], char ana[4096
 int wai_encoder_available_qualities(const char *model_dir, int *list, int max)
 {
     if (max < 0 || (max > 0 && !list)) return WAI_ERR_INVALID_ARG;
-    char whm[4096], ana[4096];
+    ModelPick *p = malloc(sizeof(*p));
+    if (!p) return WAI_ERR_NOMEM;
     int n = 0;
     for (int q = 1; q <= WAI_ENCODER_MAX_QUALITY; q++) {
-        if (!find_pair(model_dir, q, whm, ana)) continue;
+        if (!find_quality(model_dir, q, p) || p->err[0]) continue;
         if (n < max) list[n] = q;
         n++;
     }
+    free(p);
     return n;
 }
 
@@ -827,7 +941,7 @@ static int open_rate(WaiEncoder *e, const WaiEncoderSettings *s, WaiEncoder **ou
     int ret = wai_encoder_available_qualities(s->model_dir, e->qual, WAI_ENCODER_MAX_QUALITY);
     if (ret <= 0) {
         const char *env = getenv("WAI_MODEL_PATH");
-        snprintf(e->msg, sizeof(e->msg), "no model pair wai-q<N>.whm + wai-q<N>.ana in %.400s",
+        snprintf(e->msg, sizeof(e->msg), "no model pair wai-q<N>.whm + wai-q<N>.ana (or quality file wai-q<N>.rate) in %.360s",
                  s->model_dir ? s->model_dir : env && *env ? env : WAI_MODEL_DIR);
         ret = WAI_ERR_MODEL_NOT_FOUND;
         goto err;
@@ -880,21 +994,34 @@ int wai_encoder_open(WaiEncoder **out, const WaiEncoderSettings *s)
     if (s->model_file) e->s.quality = 0;   /* no quality: wai_encoder_last_frame() says 0 */
     wai_buf_init(&e->frames);
     int ret_nf = 0;
-    char whm_path[4096], ana_path[4096];
+    ModelPick pick;
+    char *const whm_path = pick.whm, *const ana_path = pick.ana;
+    pick.rate = -1;
+    pick.rate_file[0] = 0;
     if (s->model_file) {
-        snprintf(whm_path, sizeof(whm_path), "%s", s->model_file);
-        snprintf(ana_path, sizeof(ana_path), "%s", s->analysis_file);
-    } else if (!find_pair(s->model_dir, s->quality, whm_path, ana_path)) {
+        snprintf(whm_path, sizeof(pick.whm), "%s", s->model_file);
+        snprintf(ana_path, sizeof(pick.ana), "%s", s->analysis_file);
+    } else if (!find_quality(s->model_dir, s->quality, &pick)) {
         const char *env = getenv("WAI_MODEL_PATH");
         if (s->model_dir)
-            snprintf(e->msg, sizeof(e->msg), "no model pair wai-q%d.whm + wai-q%d.ana in %.300s",
-                     s->quality, s->quality, s->model_dir);
+            snprintf(e->msg, sizeof(e->msg), "no model pair wai-q%d.whm + wai-q%d.ana (or quality "
+                     "file wai-q%d.rate) in %.300s", s->quality, s->quality, s->quality, s->model_dir);
         else
             snprintf(e->msg, sizeof(e->msg),
-                     "no model pair wai-q%d.whm + wai-q%d.ana in $WAI_MODEL_PATH (%.200s) or "
-                     "%.200s", s->quality, s->quality, env && *env ? env : "unset",
-                     WAI_MODEL_DIR);
+                     "no model pair wai-q%d.whm + wai-q%d.ana (or quality file wai-q%d.rate) in "
+                     "$WAI_MODEL_PATH (%.200s) or %.200s", s->quality, s->quality, s->quality,
+                     env && *env ? env : "unset", WAI_MODEL_DIR);
         ret_nf = WAI_ERR_MODEL_NOT_FOUND;
+    } else if (pick.err[0]) {
+        snprintf(e->msg, sizeof(e->msg), "%s", pick.err);
+        ret_nf = WAI_ERR_MODEL_NOT_FOUND;
+    } else if (pick.rate_file[0]) {
+        if (s->rate >= 0) {
+            snprintf(e->msg, sizeof(e->msg), "rate %d: quality %d is already rate %d of a model "
+                     "(%.300s)", (int)s->rate, s->quality, pick.rate, pick.rate_file);
+            ret_nf = WAI_ERR_INVALID_ARG;
+        }
+        e->s.rate = pick.rate;
     }
     uint8_t *buf = NULL;
     size_t size = 0;
@@ -912,14 +1039,15 @@ int wai_encoder_open(WaiEncoder **out, const WaiEncoderSettings *s)
         free(buf);
         goto err;
     }
-    if (s->rate >= 0 && (uint32_t)s->rate >= e->model->n_rates) {
+    if (e->s.rate >= 0 && (uint32_t)e->s.rate >= e->model->n_rates) {
+        const char *from = pick.rate_file[0] ? pick.rate_file : "";
         if (!e->model->n_rates)
-            snprintf(e->msg, sizeof(e->msg), "rate %d: model %.64s (%.200s) has no rate table",
-                     (int)s->rate, e->model->name, whm_path);
+            snprintf(e->msg, sizeof(e->msg), "rate %d%s%.150s: model %.64s (%.150s) has no rate table",
+                     (int)e->s.rate, *from ? " of " : "", from, e->model->name, whm_path);
         else
-            snprintf(e->msg, sizeof(e->msg), "rate %d: model %.64s has %u rates (0..%u)",
-                     (int)s->rate, e->model->name, (unsigned)e->model->n_rates,
-                     (unsigned)e->model->n_rates - 1);
+            snprintf(e->msg, sizeof(e->msg), "rate %d%s%.150s: model %.64s has %u rates (0..%u)",
+                     (int)e->s.rate, *from ? " of " : "", from, e->model->name,
+                     (unsigned)e->model->n_rates, (unsigned)e->model->n_rates - 1);
         free(buf);
         ret = WAI_ERR_INVALID_ARG;
         goto err;
@@ -1274,7 +1402,7 @@ static int encode_rate(WaiEncoder *e, const uint8_t *rgb, ptrdiff_t stride, uint
     e->last.target_met = met;
     e->last.psnr = by_size ? -1 : ps[qi];
     e->last.candidates = probes;
-    e->last.rate = -1;
+    e->last.rate = e->sub[qi]->s.rate;   /* -1, or the rate of a quality file */
 end:
     for (int i = 0; i < n; i++) free(pay[i]);
     return ret;

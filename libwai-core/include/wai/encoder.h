@@ -13,13 +13,22 @@
  * so a conforming decoder reproduces the encoder's tables and means exactly. The same input,
  * model and library binary give the same bytes.
  *
- * Model search: with settings.model_file unset, quality N uses the pair wai-qN.whm +
- * wai-qN.ana from the first directory that holds both files, searching
+ * Model search: with settings.model_file unset, quality N uses the first directory that
+ * defines it, searching
  *   1. settings.model_dir when it is set (a directory, or ':'-separated directories) and
  *      nothing else, or, when it is NULL,
  *   2. each directory of $WAI_MODEL_PATH (':'-separated), then
  *   3. the installed $datadir/wai/models (fixed when the library is built).
- * wai_encoder_available_qualities() lists the qualities this search finds.
+ * A directory defines quality N with the pair wai-qN.whm + wai-qN.ana, or else with a quality
+ * file wai-qN.rate: a text file (at most 4096 bytes) that makes quality N a rate of a
+ * variable-rate model pair of the same directory, e.g.
+ *     # quality 10: rate 9 of the upper ladder's model
+ *     model wai-vr1          (the pair wai-vr1.whm + wai-vr1.ana)
+ *     rate 9                 (0..n_rates-1 of that model)
+ * ("model NAME" and "rate K" once each; NAME of letters, digits, '-', '_', '.'; '#' starts a
+ * comment). A quality file that is unusable (unparsable, its pair missing) ends the search with
+ * WAI_ERR_MODEL_NOT_FOUND naming the file. wai_encoder_available_qualities() lists the
+ * qualities this search finds.
  */
 #ifndef WAI_ENCODER_H
 #define WAI_ENCODER_H
@@ -93,7 +102,7 @@ typedef struct WaiEncoderSettings {
                                     gives the same stream; an explicit set this CPU lacks fails
                                     wai_encoder_open with WAI_ERR_UNSUPPORTED. */
     int32_t rate;              /**< -1 (default): WIH1 frames (unit quantisation steps, every
-                                    model). 0..n_rates-1: every frame at that rate of a
+                                    model), or a quality file's rate. 0..n_rates-1: every frame at that rate of a
                                     variable-rate model (format 1.1, a WHM1 with a RATES table):
                                     y quantised with the rate's per-channel qstep, WIH2 frames
                                     naming the rate. A rate the model lacks (no table, or
@@ -106,8 +115,10 @@ typedef struct WaiEncoderSettings {
 
 WAI_API void wai_encoder_default_settings(WaiEncoderSettings *s);
 
-/** Load the model pair. Errors: WAI_ERR_INVALID_ARG, WAI_ERR_MODEL_NOT_FOUND (no directory of
- *  the search path holds wai-q<quality>.whm and .ana; see wai_encoder_available_qualities()),
+/** Load the model pair. Errors: WAI_ERR_INVALID_ARG (also: settings.rate >= 0 with a quality
+ *  that a quality file makes a rate, or a quality file's rate the model lacks),
+ *  WAI_ERR_MODEL_NOT_FOUND (no directory of the search path defines the quality, or its
+ *  quality file is unusable; see wai_encoder_available_qualities()),
  *  WAI_ERR_IO (a file cannot be read), WAI_ERR_MODEL_INVALID (a malformed file, or an .ana not
  *  made for that WHM1), NOMEM. wai_encoder_last_error(NULL) says which files or directories. */
 WAI_API int wai_encoder_open(WaiEncoder **enc, const WaiEncoderSettings *s);
@@ -123,9 +134,10 @@ WAI_API int wai_encoder_open(WaiEncoder **enc, const WaiEncoderSettings *s);
 WAI_API int wai_encoder_set_target(WaiEncoder *enc, uint64_t frame_bytes, double psnr);
 
 /** The qualities for which the model search (above; model_dir as in WaiEncoderSettings, NULL
- *  for $WAI_MODEL_PATH and the installed directory) finds a pair wai-q<N>.whm + wai-q<N>.ana:
- *  writes the first min(count, max) of them, ascending, to list and returns count (0 when there
- *  are none). Only the files' presence is checked (regular files), not their contents.
+ *  for $WAI_MODEL_PATH and the installed directory) finds a pair wai-q<N>.whm + wai-q<N>.ana or
+ *  a usable quality file wai-q<N>.rate: writes the first min(count, max) of them, ascending, to
+ *  list and returns count (0 when there are none). Only the files' presence is checked (regular
+ *  files; a quality file is parsed), not the models' contents.
  *  Errors: WAI_ERR_INVALID_ARG (max < 0, or list NULL with max > 0). Example:
  *      int q[WAI_ENCODER_MAX_QUALITY], n = wai_encoder_available_qualities(NULL, q, WAI_ENCODER_MAX_QUALITY); */
 WAI_API int wai_encoder_available_qualities(const char *model_dir, int *list, int max);
@@ -178,7 +190,8 @@ typedef struct WaiFrameStats {
     double psnr;        /**< its PSNR in dB (RGB8, peak 255; INFINITY when lossless) when the
                              encoder measured it (settings.target_psnr), else -1 */
     int candidates;     /**< qualities coded to choose it (1 without a target) */
-    int32_t rate;       /**< the rate it was coded at (settings.rate; -1: a WIH1 frame) */
+    int32_t rate;       /**< the rate it was coded at (settings.rate or the quality file's;
+                             -1: a WIH1 frame) */
     uint8_t reserved[24];
 } WaiFrameStats;
 
