@@ -233,8 +233,8 @@ def decode(data, model_path=None, max_frames=None, threads=0, kernels=None):
 
 
 def available_qualities(model_dir=None):
-    """The qualities whose model pair the encoder finds (model_dir, else $WAI_MODEL_PATH and the
-    installed models)."""
+    """The qualities the encoder finds: model pairs wai-q<N>.whm + .ana and quality files
+    wai-q<N>.rate (model_dir, else $WAI_MODEL_PATH and the installed models)."""
     q = (ctypes.c_int * 64)()
     n = _lib.wai_encoder_available_qualities(_path(model_dir), q, 64)
     return list(q[:max(0, min(n, 64))])
