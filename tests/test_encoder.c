@@ -1038,7 +1038,21 @@ static size_t wih_at(const uint8_t *u, size_t n)
     return 0;
 }
 
-/* One frame unit ("WAIF", then the payload) of the test picture at a rate. */
+/* One frame unit ("WAIF", then the payload) of the test picture with settings s. */
+static int unit_with(const WaiEncoderSettings *s, uint8_t **unit, size_t *size, WaiFrameStats *st)
+{
+    WaiEncoder *e = NULL;
+    int r = wai_encoder_open(&e, s);
+    if (r < 0) return r;
+    uint8_t rgb[W * H * 3];
+    make_picture(rgb, W, H, 0);
+    r = wai_encode_picture_unit(e, rgb, W * 3, W, H, unit, size);
+    if (r >= 0 && st) r = wai_encoder_last_frame(e, st);
+    wai_encoder_close(&e);
+    return r;
+}
+
+/* ... at a rate of a model pair */
 static int rate_unit(const char *whm, const char *ana, int rate, uint8_t **unit, size_t *size,
                      WaiFrameStats *st)
 {
@@ -1047,15 +1061,7 @@ static int rate_unit(const char *whm, const char *ana, int rate, uint8_t **unit,
     s.model_file = whm;
     s.analysis_file = ana;
     s.rate = rate;
-    WaiEncoder *e = NULL;
-    int r = wai_encoder_open(&e, &s);
-    if (r < 0) return r;
-    uint8_t rgb[W * H * 3];
-    make_picture(rgb, W, H, 0);
-    r = wai_encode_picture_unit(e, rgb, W * 3, W, H, unit, size);
-    if (r >= 0 && st) r = wai_encoder_last_frame(e, st);
-    wai_encoder_close(&e);
-    return r;
+    return unit_with(&s, unit, size, st);
 }
 
 static int open_rate_err(const char *whm, const char *ana, int rate, int target)
@@ -1156,7 +1162,7 @@ static int write_text(const char *dir, const char *name, const char *text)
     return write_blob(p, (const uint8_t *)text, strlen(text));
 }
 
-/* The first frame unit of the test picture at a quality of a model directory; -errno or 0. */
+/* ... at a quality of a model directory (and a rate, -1 for none) */
 static int quality_unit(const char *dir, int q, int rate, uint8_t **unit, size_t *size,
                         WaiFrameStats *st)
 {
@@ -1165,15 +1171,7 @@ static int quality_unit(const char *dir, int q, int rate, uint8_t **unit, size_t
     s.model_dir = dir;
     s.quality = q;
     s.rate = rate;
-    WaiEncoder *e = NULL;
-    int r = wai_encoder_open(&e, &s);
-    if (r < 0) return r;
-    uint8_t rgb[W * H * 3];
-    make_picture(rgb, W, H, 0);
-    r = wai_encode_picture_unit(e, rgb, W * 3, W, H, unit, size);
-    if (r >= 0 && st) r = wai_encoder_last_frame(e, st);
-    wai_encoder_close(&e);
-    return r;
+    return unit_with(&s, unit, size, st);
 }
 
 /* Quality files (wai-q<N>.rate: a quality that is a rate of a variable-rate model pair of the
