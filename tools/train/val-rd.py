@@ -13,8 +13,9 @@ as the eval pictures: long side 512, a multiple of 64) is coded with `wai encode
 checkpoint's quality and decoded with `wai decode` (the integer decoder), and compared with
 libjpeg-turbo (`cjpeg -quality Q -sample 2x2 -optimize`, 4:2:0, settings 5..95) on the same
 picture. For each picture: WAI's bpp (stream size) and PSNR (RGB8), JPEG's bpp at the same
-PSNR (log-rate interpolated linearly between the two enclosing JPEG settings) and the ratio
-WAI bits / JPEG bits (below 1: WAI needs fewer bits). One rate point per checkpoint, so this is
+PSNR (log-rate interpolated linearly between the two enclosing JPEG settings), the ratio
+WAI bits / JPEG bits (below 1: WAI needs fewer bits), and WAI's PSNR against JPEG q90's (what
+cameras save at: issue 23's target 1). One rate point per checkpoint, so this is
 not a BD-rate; the records' script (tools/eval/) computes those from all qualities.
 
 A variable-rate checkpoint (train.py --rates) is measured at each of its rates (`wai encode
@@ -49,6 +50,7 @@ def run(cmd):
 
 
 def jpeg_curve(png, rgb, work):
+    """JPEG's (bpp, PSNR) at every setting of JPEG_Q, sorted by PSNR, and q90's point."""
     pts = []
     ppm = png[:-4] + ".ppm"
     Image.fromarray(rgb).save(ppm)
@@ -59,7 +61,7 @@ def jpeg_curve(png, rgb, work):
         dec = np.array(Image.open(jpg + ".ppm").convert("RGB"))
         pts.append((8.0 * os.path.getsize(jpg) / (rgb.shape[0] * rgb.shape[1]),
                     E.psnr(rgb, dec)))
-    return sorted(pts, key=lambda p: p[1])
+    return sorted(pts, key=lambda p: p[1]), pts[JPEG_Q.index(90)]
 
 
 def jpeg_bpp_at(curve, psnr):
@@ -122,8 +124,8 @@ def main():
 def measure(wai, pics, mdir, q, extra):
     """Every picture through the codec with the model pair of quality q in mdir; prints a line
     per picture and the means."""
-    ratios, bpps, psnrs, errs = [], [], [], []
-    for name, png, rgb, curve in pics:
+    ratios, bpps, psnrs, errs, over_q90 = [], [], [], [], []
+    for name, png, rgb, (curve, q90) in pics:
         stream = os.path.join(mdir, name + ".wai")
         run([wai, "encode", png, "-o", stream, "--quality", str(q), "--model-dir", mdir, "-q"]
             + extra)
@@ -141,14 +143,18 @@ def measure(wai, pics, mdir, q, extra):
         psnrs.append(p)
         if jb:
             ratios.append(ratio)
+        over_q90.append(p - q90[1])
         print("  %-28s %dx%d  %.3f bpp %6.2f dB  JPEG at that PSNR %s  WAI/JPEG %s  "
-              "max channel-mean error %.2f (R G B %+.2f %+.2f %+.2f)"
+              "max channel-mean error %.2f (R G B %+.2f %+.2f %+.2f)  JPEG q90 %.2f dB %.2f bpp "
+              "(%+.2f dB)"
               % (name, rgb.shape[1], rgb.shape[0], bpp, p,
                  "%.3f bpp" % jb if jb else "n/a", "%.2f" % ratio if jb else "n/a",
-                 cast.max(), err[0], err[1], err[2]))
+                 cast.max(), err[0], err[1], err[2], q90[1], q90[0], p - q90[1]))
     print("  mean %.3f bpp %.2f dB; WAI/JPEG bits median %s over %d of %d pictures"
           % (np.mean(bpps), np.mean(psnrs),
              "%.3f" % float(np.median(ratios)) if ratios else "n/a", len(ratios), len(pics)))
+    print("  at or above JPEG q90's PSNR on %d of %d pictures (PSNR - q90's: %+.2f to %+.2f dB)"
+          % (sum(d >= 0 for d in over_q90), len(pics), min(over_q90), max(over_q90)))
     e = np.array(errs)
     print("  channel-mean error (decoded - original), mean over the pictures: R G B "
           "%+.2f %+.2f %+.2f; worst |error| %.2f" % (*e.mean(0), np.abs(e).max()), flush=True)
