@@ -141,7 +141,14 @@ static int Demux(demux_t *demux)
 
     if (sys->still)
         return DemuxStill(demux);
-    if (!(block = ReadUnit(demux, &index, &err))) {
+    if ((block = ReadUnit(demux, &index, &err))) {
+        date_Set(&sys->date, VLC_TS_0);
+        block->i_pts = block->i_dts = date_Increment(&sys->date, index);
+        block->i_length = date_Increment(&sys->date, 1) - block->i_pts;
+        if (sys->tail)
+            block_Release(sys->tail);
+        sys->tail = block_Duplicate(block);   /* (none without memory: no repeat at the end) */
+    } else {
         /* At the end, the last unit once more at its end time (the decoder shows a repeat
          * without decoding it again): VLC ends the input as soon as the video output has
          * taken every picture from its queue, and would close it before the last picture's
@@ -153,18 +160,8 @@ static int Demux(demux_t *demux)
         sys->tail = NULL;
         block->i_pts = block->i_dts = block->i_pts + __MAX(block->i_length, 1);
         block->i_length = 1;
-        sys->last_pts = block->i_pts;
-        es_out_SetPCR(demux->out, block->i_pts);
-        es_out_Send(demux->out, sys->es, block);
-        return VLC_DEMUXER_SUCCESS;
     }
-    date_Set(&sys->date, VLC_TS_0);
-    block->i_pts = block->i_dts = date_Increment(&sys->date, index);
-    block->i_length = date_Increment(&sys->date, 1) - block->i_pts;
     sys->last_pts = block->i_pts;
-    if (sys->tail)
-        block_Release(sys->tail);
-    sys->tail = block_Duplicate(block);   /* (none without memory: no repeat at the end) */
 
     es_out_SetPCR(demux->out, block->i_pts);
     es_out_Send(demux->out, sys->es, block);

@@ -119,25 +119,30 @@ fi
 mkdir -p "$TMP/in" "$TMP/out" "$TMP/home"
 chmod 777 "$TMP/out" "$TMP/home"
 
+# run_vlc LOG OPTIONS...: cvlc as the user VLC runs as, with the plugin, models and libraries
+run_vlc() {
+    local log=$1
+    shift
+    as_user env HOME="$TMP/home" VLC_PLUGIN_PATH="$TMP/plugins" WAI_MODEL_PATH="$VLC_MODEL_PATH" \
+        ${VLC_LIBS:+LD_LIBRARY_PATH="$VLC_LIBS"} \
+        timeout 120 cvlc -vv --intf dummy --aout dummy "$@" vlc://quit >"$log" 2>&1
+}
 # play IN OUT LOG [VLC OPTIONS...]; a still picture is shown IMAGE_DURATION s (default 0.3)
 play() {
     local in=$1 out=$2 log=$3
     shift 3
-    as_user env HOME="$TMP/home" VLC_PLUGIN_PATH="$TMP/plugins" WAI_MODEL_PATH="$VLC_MODEL_PATH" \
-        ${VLC_LIBS:+LD_LIBRARY_PATH="$VLC_LIBS"} \
-        timeout 120 cvlc -vv --intf dummy --aout dummy --no-video-title-show --no-osd --no-spu \
+    run_vlc "$log" --no-video-title-show --no-osd --no-spu \
         --no-drop-late-frames --no-skip-frames --vout yuv --yuv-chroma RV24 --yuv-file "$out" \
-        --image-duration "${IMAGE_DURATION:-0.3}" "$@" "$in" vlc://quit >"$log" 2>&1
+        --image-duration "${IMAGE_DURATION:-0.3}" "$@" "$in"
 }
-# distinct frames of a yuv vout file: "SHA256 WxH COUNT"
-y4m_sum() { python3 "$ROOT/tests/ffmpeg/yuv-sum.py" "$1"; }
+# distinct frames of a yuv vout file (or, with --raw WxH first, of a raw RGB24 file):
+# "SHA256 WxH COUNT"
+y4m_sum() { python3 "$ROOT/tests/ffmpeg/yuv-sum.py" "$@"; }
 # transcode IN OUT LOG: VLC decodes IN (the same demuxer and decoder modules) and writes every
 # picture, as RGB24 without framing, through its transcoder, with no video output or clock
 transcode() {
-    as_user env HOME="$TMP/home" VLC_PLUGIN_PATH="$TMP/plugins" WAI_MODEL_PATH="$VLC_MODEL_PATH" \
-        ${VLC_LIBS:+LD_LIBRARY_PATH="$VLC_LIBS"} \
-        timeout 120 cvlc -vv --intf dummy --aout dummy --no-sout-audio --no-sout-spu \
-        --sout "#transcode{vcodec=RV24}:std{access=file,mux=raw,dst=$2}" "$1" vlc://quit >"$3" 2>&1
+    run_vlc "$3" --no-sout-audio --no-sout-spu \
+        --sout "#transcode{vcodec=RV24}:std{access=file,mux=raw,dst=$2}" "$1"
 }
 damage() {
     cp "$1" "$3"
@@ -145,48 +150,44 @@ damage() {
     printf "$(printf '\\%03o' $((b ^ 255)))" | dd of="$3" bs=1 seek="$2" conv=notrunc 2>/dev/null
 }
 
-# play_check DIR FILE HASH FRAMES DIMS: DIR/FILE plays to the pinned bytes
+# play_check DIR FILE HASH FRAMES DIMS [transcode]: DIR/FILE plays to the pinned bytes (with
+# "transcode": through VLC's transcoder instead of its video output)
 play_check() {
-    local n=${2%.wai} rc rep got
+    local n=${2%.wai} rc rep got out how=${6:-play}
     cp "$1/$2" "$TMP/in/"; chmod 644 "$TMP/in/$2"
-    play "$TMP/in/$2" "$TMP/out/$n.y4m" "$TMP/$n.log"; rc=$?
+    if [ "$how" = transcode ]; then
+        out=$TMP/out/$n.raw
+        transcode "$TMP/in/$2" "$out" "$TMP/$n.log"; rc=$?
+    else
+        out=$TMP/out/$n.y4m
+        play "$TMP/in/$2" "$out" "$TMP/$n.log"; rc=$?
+    fi
     rep=$(grep -o 'wai: decoded [0-9]* frames, [0-9]* errors' "$TMP/$n.log" | tail -n 1)
-    if [ $rc -eq 0 ] && [ "$rep" = "wai: decoded $4 frames, 0 errors" ] && [ -s "$TMP/out/$n.y4m" ]; then
-        got=$(y4m_sum "$TMP/out/$n.y4m" 2>&1)
+    if [ $rc -eq 0 ] && [ "$rep" = "wai: decoded $4 frames, 0 errors" ] && [ -s "$out" ]; then
+        if [ "$how" = transcode ]; then got=$(y4m_sum --raw "$5" "$out" 2>&1)
+        else got=$(y4m_sum "$out" 2>&1); fi
         if [ "$got" = "$3 $5 $4" ]; then
-            ok "$n vlc ($4 frames $5, sha256 matches)"
+            ok "$n vlc${6:+ $6} ($4 frames $5, sha256 matches)"
         else
-            bad "$n vlc: output '$got', want '$3 $5 $4'"
+            bad "$n vlc${6:+ $6}: output '$got', want '$3 $5 $4'"
         fi
     else
-        bad "$n vlc: rc=$rc, '$rep'; $(grep -i 'error' "$TMP/$n.log" | grep -iv 'dbus\|interface\|hotkeys' | head -n 3)"
+        bad "$n vlc${6:+ $6}: rc=$rc, '$rep'; $(grep -i 'error' "$TMP/$n.log" | grep -iv 'dbus\|interface\|hotkeys' | head -n 3)"
     fi
-    rm -f "$TMP/out/$n.y4m"
+    rm -f "$out"
 }
 
 while read -r file hash frames dims rest || [ -n "${file:-}" ]; do
     case "$file" in ''|'#'*) continue ;; esac
     n=${file%.wai}
+    # v20 (8x1, four frames at 25 fps) is shorter than VLC's buffering: the stream ends while
+    # VLC buffers, it starts its clock 160 ms in the past, and its video output may replace the
+    # first picture by the second before showing it (5 of 30 plays here, the decoder's log
+    # "decoded 4 frames, 0 errors" every time). So its pictures are checked through VLC's
+    # transcoder, which takes every picture the decoder module gives.
     case "$file" in
-    v20-*)
-        # v20 (8x1, four frames at 25 fps) is shorter than VLC's buffering: the stream ends
-        # while VLC buffers, it starts its clock 160 ms in the past, and its video output may
-        # replace the first picture by the second before showing it (5 of 30 plays here, the
-        # decoder's log "decoded 4 frames, 0 errors" every time). So its pictures are checked
-        # through VLC's transcoder, which takes every picture the decoder module gives.
-        cp "$VECTORS/$file" "$TMP/in/"; chmod 644 "$TMP/in/$file"
-        transcode "$TMP/in/$file" "$TMP/out/$n.raw" "$TMP/$n.log"; rc=$?
-        rep=$(grep -o 'wai: decoded [0-9]* frames, [0-9]* errors' "$TMP/$n.log" | tail -n 1)
-        got=$(python3 "$ROOT/tests/ffmpeg/yuv-sum.py" --raw "$dims" "$TMP/out/$n.raw" 2>&1)
-        if [ $rc -eq 0 ] && [ "$rep" = "wai: decoded $frames frames, 0 errors" ] &&
-            [ "$got" = "$hash $dims $frames" ]; then
-            ok "$n vlc transcode ($frames frames $dims, sha256 matches)"
-        else
-            bad "$n vlc transcode: rc=$rc, '$rep', output '$got', want '$hash $dims $frames'"
-        fi
-        rm -f "$TMP/out/$n.raw" ;;
-    *)
-        play_check "$VECTORS" "$file" "$hash" "$frames" "$dims" ;;
+    v20-*) play_check "$VECTORS" "$file" "$hash" "$frames" "$dims" transcode ;;
+    *) play_check "$VECTORS" "$file" "$hash" "$frames" "$dims" ;;
     esac
 
     # the first payload damaged: one error, the other frames still decode, no crash
