@@ -941,7 +941,8 @@ static int open_rate(WaiEncoder *e, const WaiEncoderSettings *s, WaiEncoder **ou
     int ret = wai_encoder_available_qualities(s->model_dir, e->qual, WAI_ENCODER_MAX_QUALITY);
     if (ret <= 0) {
         const char *env = getenv("WAI_MODEL_PATH");
-        snprintf(e->msg, sizeof(e->msg), "no model pair wai-q<N>.whm + wai-q<N>.ana (or quality file wai-q<N>.rate) in %.360s",
+        snprintf(e->msg, sizeof(e->msg), "no model pair wai-q<N>.whm + wai-q<N>.ana (or quality "
+                 "file wai-q<N>.rate) in %.360s",
                  s->model_dir ? s->model_dir : env && *env ? env : WAI_MODEL_DIR);
         ret = WAI_ERR_MODEL_NOT_FOUND;
         goto err;
@@ -1042,8 +1043,9 @@ int wai_encoder_open(WaiEncoder **out, const WaiEncoderSettings *s)
     if (e->s.rate >= 0 && (uint32_t)e->s.rate >= e->model->n_rates) {
         const char *from = pick.rate_file[0] ? pick.rate_file : "";
         if (!e->model->n_rates)
-            snprintf(e->msg, sizeof(e->msg), "rate %d%s%.150s: model %.64s (%.150s) has no rate table",
-                     (int)e->s.rate, *from ? " of " : "", from, e->model->name, whm_path);
+            snprintf(e->msg, sizeof(e->msg),
+                     "rate %d%s%.150s: model %.64s (%.150s) has no rate table", (int)e->s.rate,
+                     *from ? " of " : "", from, e->model->name, whm_path);
         else
             snprintf(e->msg, sizeof(e->msg), "rate %d%s%.150s: model %.64s has %u rates (0..%u)",
                      (int)e->s.rate, *from ? " of " : "", from, e->model->name,
