@@ -19,10 +19,12 @@ cameras save at: issue 23's target 1). One rate point per checkpoint, so this is
 not a BD-rate; the records' script (tools/eval/) computes those from all qualities.
 
 A variable-rate checkpoint (train.py --rates) is measured at each of its rates (`wai encode
---rate R`; --rates picks some), one block per rate.
+--rate R`; --rates picks some), one block per rate; at the end, its bits at each plain
+checkpoint's mean PSNR (interpolated between its rates), against that checkpoint's.
 """
 
 import argparse
+import importlib.util
 import os
 import subprocess
 import sys
@@ -37,6 +39,10 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(ROOT, "tools", "eval"))
 import dataset  # noqa: E402
 import evalmath as E  # noqa: E402
+
+_spec = importlib.util.spec_from_file_location("val_rates", os.path.join(HERE, "val-rates.py"))
+val_rates = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(val_rates)
 
 JPEG_Q = (1, 2, 3, 5, 10, 15, 20, 25, 30, 40, 50, 60, 70, 75, 80, 85, 90, 95)
 PY = "/usr/bin/python3"
@@ -101,6 +107,7 @@ def main():
         Image.fromarray(rgb).save(png)
         pics.append((name, png, rgb, jpeg_curve(png, rgb, work)))
     import torch
+    vr_curves, plain = [], []   # (path, [(mean bpp, mean PSNR) per rate]); (path, (bpp, PSNR))
     for ck_path in a.checkpoints:
         ck = torch.load(ck_path, map_location="cpu", weights_only=False)
         q, it = int(ck["quality"]), int(ck["iteration"])
@@ -110,14 +117,24 @@ def main():
         if ck.get("rates"):
             idx = ([int(v) for v in a.rates.split(",")] if a.rates
                    else list(range(len(ck["rates"]))))
+            curve = []
             for r in idx:
                 print("%s (quality %d, rate %d: lambda %g, iteration %d), %d pictures of split %s:"
                       % (ck_path, q, r, ck["rates"][r], it, len(pics), a.split))
-                measure(wai, pics, mdir, q, ["--rate", str(r)])
+                curve.append(measure(wai, pics, mdir, q, ["--rate", str(r)]))
+            vr_curves.append((ck_path, curve))
         else:
             print("%s (quality %d, lambda %g, iteration %d), %d pictures of split %s:"
                   % (ck_path, q, ck["lambda"], it, len(pics), a.split))
-            measure(wai, pics, mdir, q, [])
+            plain.append((ck_path, measure(wai, pics, mdir, q, [])))
+    # a variable-rate model's bits at each plain model's mean PSNR, ln-bpp interpolated between
+    # its two enclosing rates (val-rates.py's bits_at; blank outside its range)
+    for vr_path, curve in vr_curves:
+        for path, (bpp, psnr) in plain:
+            vb = val_rates.bits_at(curve, psnr)
+            print("%s at the PSNR of %s (%.3f bpp, %.2f dB): %s" % (
+                vr_path, path, bpp, psnr,
+                "%.3f bpp (%+.1f %% bits)" % (vb, 100 * (vb / bpp - 1)) if vb else "outside its range"))
     return 0
 
 
@@ -158,6 +175,7 @@ def measure(wai, pics, mdir, q, extra):
     e = np.array(errs)
     print("  channel-mean error (decoded - original), mean over the pictures: R G B "
           "%+.2f %+.2f %+.2f; worst |error| %.2f" % (*e.mean(0), np.abs(e).max()), flush=True)
+    return float(np.mean(bpps)), float(np.mean(psnrs))
 
 
 if __name__ == "__main__":
