@@ -143,7 +143,7 @@ expect 2 "stdin twice" -- "$wai" encode - - -o "$tmp/x.wai" --model-dir "$models
 expect 2 "bad --matrix" -- "$wai" encode "$tmp/red.y4m" -o "$tmp/x.wai" --matrix bt2020
 
 expect 2 "no output" -- "$wai" encode "$tmp/in.png" --model-dir "$models"
-expect 2 "quality 10 (past the highest)" -- "$wai" encode "$tmp/in.png" -o "$tmp/x.wai" --quality 10 --model-dir "$models"
+expect 2 "quality 17 (past the highest)" -- "$wai" encode "$tmp/in.png" -o "$tmp/x.wai" --quality 17 --model-dir "$models"
 expect 2 "unknown option" -- "$wai" encode "$tmp/in.png" -o "$tmp/x.wai" --frobnicate
 expect 2 "--model without --analysis" -- "$wai" encode "$tmp/in.png" -o "$tmp/x.wai" --model "$models/wai-q3.whm"
 expect 3 "unreadable explicit model" -- "$wai" encode "$tmp/in.png" -o "$tmp/x.wai" --model "$tmp/none.whm" --analysis "$tmp/none.ana"

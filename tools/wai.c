@@ -26,6 +26,8 @@
 #define EXIT_USAGE 2
 #define EXIT_SYSTEM 3
 #define CHUNK 65536
+#define WAI_STR_(x) #x
+#define WAI_STR(x) WAI_STR_(x)   /* a macro's value in a string literal (the help text) */
 #define INFO_MAX_UNIT ((size_t)1 << 30)
 
 static void errmsg(const char *file, const char *fmt, ...)
@@ -1372,9 +1374,10 @@ static void encode_usage(FILE *f)
         "                      are repeated over their 2x2 (4:2:0) or 2x1 (4:2:2) block\n"
         "  -o OUT.wai         the stream ('-': stdout; frame_count 0 there). A file is written\n"
         "                     beside OUT and renamed at the end: on failure OUT is untouched\n"
-        "  --quality N        1..9 (default 3): the model pair wai-qN.whm + wai-qN.ana, or the\n"
-        "                     quality file wai-qN.rate (a rate of a variable-rate model pair\n"
-        "                     there), from the first directory holding either: --model-dir if\n"
+        "  --quality N        1.." WAI_STR(WAI_ENCODER_MAX_QUALITY) " (default 3; --list-qualities: those installed):\n"
+        "                     the model pair wai-qN.whm + wai-qN.ana, or the quality file\n"
+        "                     wai-qN.rate (a rate of a variable-rate model pair there),\n"
+        "                     from the first directory holding either: --model-dir if\n"
         "                     given (and nothing else), otherwise each directory of\n"
         "                     $WAI_MODEL_PATH, then the installed models (" WAI_MODEL_DIR_HELP ")\n"
         "  --rate N           code every frame at rate N (0..n_rates-1) of a variable-rate\n"

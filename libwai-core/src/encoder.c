@@ -49,6 +49,10 @@ struct WaiEncoder {
     size_t whm_size;
     AnaLayer *layers;     /* g_a then h_a */
     uint32_t n_ga, n_ha;
+    /* the files model, whm and layers came from; borrowed: they belong to another encoder
+     * of the same rate control (qualities that are rates of one model load it once) */
+    char *whm_path, *ana_path;
+    int borrowed;
     WaiDsp dsp;
     WaiEncoderSettings s;
     WaiBuf frames;
@@ -935,7 +939,27 @@ int wai_encoder_available_qualities(const char *model_dir, int *list, int max)
 
 /* ---- open / close ---- */
 
-/* A rate-controlled encoder: one plain encoder per quality the search finds. */
+static int open_one(WaiEncoder **out, const WaiEncoderSettings *s, WaiEncoder *const *donors,
+                    int n_donors);
+
+/* The settings' or the quality file's rate against the model's rate table. */
+static int check_rate(WaiEncoder *e, const ModelPick *pick, const char *whm_path)
+{
+    if (e->s.rate < 0 || (uint32_t)e->s.rate < e->model->n_rates) return 0;
+    const char *from = pick->rate_file[0] ? pick->rate_file : "";
+    if (!e->model->n_rates)
+        snprintf(e->msg, sizeof(e->msg),
+                 "rate %d%s%.150s: model %.64s (%.150s) has no rate table", (int)e->s.rate,
+                 *from ? " of " : "", from, e->model->name, whm_path);
+    else
+        snprintf(e->msg, sizeof(e->msg), "rate %d%s%.150s: model %.64s has %u rates (0..%u)",
+                 (int)e->s.rate, *from ? " of " : "", from, e->model->name,
+                 (unsigned)e->model->n_rates, (unsigned)e->model->n_rates - 1);
+    return WAI_ERR_INVALID_ARG;
+}
+
+/* A rate-controlled encoder: one plain encoder per quality the search finds; qualities that
+ * are rates of one model share it (open_one). */
 static int open_rate(WaiEncoder *e, const WaiEncoderSettings *s, WaiEncoder **out)
 {
     int ret = wai_encoder_available_qualities(s->model_dir, e->qual, WAI_ENCODER_MAX_QUALITY);
@@ -953,7 +977,7 @@ static int open_rate(WaiEncoder *e, const WaiEncoderSettings *s, WaiEncoder **ou
     one.target_psnr = 0;
     for (int i = 0; i < e->n_qual; i++) {
         one.quality = e->qual[i];
-        if ((ret = wai_encoder_open(&e->sub[i], &one)) < 0) goto err; /* open_msg says why */
+        if ((ret = open_one(&e->sub[i], &one, e->sub, i)) < 0) goto err; /* open_msg says why */
         /* nearest to settings.quality, ties to the lower */
         if (abs(e->qual[i] - s->quality) < abs(e->qual[e->hdr_i] - s->quality)) e->hdr_i = i;
     }
@@ -969,6 +993,14 @@ err:
 }
 
 int wai_encoder_open(WaiEncoder **out, const WaiEncoderSettings *s)
+{
+    return open_one(out, s, NULL, 0);
+}
+
+/* wai_encoder_open(); a plain encoder whose model pair (the same two paths) one of donors
+ * already loaded shares that one's model and analysis weights instead of loading them. */
+static int open_one(WaiEncoder **out, const WaiEncoderSettings *s, WaiEncoder *const *donors,
+                    int n_donors)
 {
     if (!out) return WAI_ERR_INVALID_ARG;
     *out = NULL;
@@ -1029,6 +1061,29 @@ int wai_encoder_open(WaiEncoder **out, const WaiEncoderSettings *s)
     char detail[256] = "";
     int ret = ret_nf;
     if (ret < 0) goto err;
+    const WaiEncoder *donor = NULL;
+    for (int i = 0; i < n_donors && !donor; i++)
+        if (donors[i] && !donors[i]->borrowed && donors[i]->s.embed_model == s->embed_model &&
+            !strcmp(donors[i]->whm_path, whm_path) && !strcmp(donors[i]->ana_path, ana_path))
+            donor = donors[i];
+    if (!(e->whm_path = strdup(whm_path)) || !(e->ana_path = strdup(ana_path))) {
+        ret = WAI_ERR_NOMEM;
+        goto err;
+    }
+    if (donor) {
+#ifdef WAI_PLANTED_FAULT_ENC_SHARE_RATE
+        e->s.rate = donor->s.rate;   /* planted: the donor's rate comes with its model */
+#endif
+        e->borrowed = 1;
+        e->model = donor->model;
+        e->whm = donor->whm;
+        e->whm_size = donor->whm_size;
+        e->layers = donor->layers;
+        e->n_ga = donor->n_ga;
+        e->n_ha = donor->n_ha;
+        if ((ret = check_rate(e, &pick, whm_path)) < 0) goto err;
+        goto kernels;
+    }
     ret = wai_read_file(whm_path, MODEL_MAX_BYTES, &buf, &size);
     if (ret < 0) {
         snprintf(e->msg, sizeof(e->msg), "cannot read %.280s", whm_path);
@@ -1040,18 +1095,8 @@ int wai_encoder_open(WaiEncoder **out, const WaiEncoderSettings *s)
         free(buf);
         goto err;
     }
-    if (e->s.rate >= 0 && (uint32_t)e->s.rate >= e->model->n_rates) {
-        const char *from = pick.rate_file[0] ? pick.rate_file : "";
-        if (!e->model->n_rates)
-            snprintf(e->msg, sizeof(e->msg),
-                     "rate %d%s%.150s: model %.64s (%.150s) has no rate table", (int)e->s.rate,
-                     *from ? " of " : "", from, e->model->name, whm_path);
-        else
-            snprintf(e->msg, sizeof(e->msg), "rate %d%s%.150s: model %.64s has %u rates (0..%u)",
-                     (int)e->s.rate, *from ? " of " : "", from, e->model->name,
-                     (unsigned)e->model->n_rates, (unsigned)e->model->n_rates - 1);
+    if ((ret = check_rate(e, &pick, whm_path)) < 0) {
         free(buf);
-        ret = WAI_ERR_INVALID_ARG;
         goto err;
     }
     if (s->embed_model) {
@@ -1068,6 +1113,7 @@ int wai_encoder_open(WaiEncoder **out, const WaiEncoderSettings *s)
     ret = parse_ana(e, buf, size);
     free(buf);
     if (ret < 0) goto err;
+kernels:
     wai_dsp_init_ref(&e->dsp);
     if ((ret = wai_dsp_init(&e->dsp, s->kernels)) < 0) {
         snprintf(e->msg, sizeof(e->msg), "kernel set %s not available on this CPU",
@@ -1088,10 +1134,14 @@ void wai_encoder_close(WaiEncoder **pe)
 {
     if (!pe || !*pe) return;
     WaiEncoder *e = *pe;
-    for (int i = 0; i < e->n_qual; i++) wai_encoder_close(&e->sub[i]);
-    wai_model_free(e->model);
-    free(e->whm);
-    free_layers(e->layers, e->n_ga + e->n_ha);
+    for (int i = e->n_qual - 1; i >= 0; i--) wai_encoder_close(&e->sub[i]);  /* borrowers first */
+    if (!e->borrowed) {
+        wai_model_free(e->model);
+        free(e->whm);
+        free_layers(e->layers, e->n_ga + e->n_ha);
+    }
+    free(e->whm_path);
+    free(e->ana_path);
     wai_buf_free(&e->frames);
     free(e);
     *pe = NULL;

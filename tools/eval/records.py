@@ -4,10 +4,11 @@
     tools/eval/records.py --write        render determinism-cost.md, reproducibility.md and
                                          classic-codecs.md from docs/research/data/*.tsv
     tools/eval/records.py --check        re-render and compare with the committed records; check
-                                         the readings' own consistency and that the models,
-                                         pictures (and checkpoints, where present) the readings
-                                         were made with are the committed ones; exit 1 on any
-                                         mismatch
+                                         the readings' own consistency and that the models
+                                         (pairs, quality files and the variable-rate models
+                                         these name), pictures (and checkpoints, where present)
+                                         the readings were made with are the committed ones;
+                                         exit 1 on any mismatch
     tools/eval/records.py --self-test    show that the check fails on an edited figure, an edited
                                          reading and an edited model hash, and that the BD-rate
                                          code gives known answers (copies in a temporary folder)
@@ -31,6 +32,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 import evalmath as E  # noqa: E402
+import waiformat as W  # noqa: E402
 
 RECORDS = ("determinism-cost.md", "reproducibility.md", "classic-codecs.md")
 
@@ -71,11 +73,42 @@ def load(data):
 
 
 def model_names(d):
-    """The WHM1 names of the models the readings were made with (machine.tsv model_name_q<N>,
-    written by run-all.sh), or None for readings made before that key existed."""
+    """The WHM1 names of the models the readings were made with (machine.tsv model_name_q<N> of
+    the pairs, in quality order, then model_name_<NAME> of the variable-rate models that quality
+    files name; written by run-all.sh), or None for readings made before those keys existed."""
     m = d["machine"]
-    keys = sorted((k for k in m if k.startswith("model_name_q")), key=lambda k: int(k[12:]))
-    return [m[k] for k in keys] or None
+    pairs = sorted((k for k in m if re.match(r"model_name_q\d+$", k)), key=lambda k: int(k[12:]))
+    named = [k for k in m if k.startswith("model_name_") and k not in pairs]
+    return [m[k] for k in pairs + named] or None
+
+
+def rated(d):
+    """{quality: "NAME rate K"} of the qualities that were a rate of a variable-rate model
+    (machine.tsv quality_q<N>, written by run-all.sh from the models' quality files)."""
+    m = d["machine"]
+    return {int(k[9:]): v for k, v in m.items() if re.match(r"quality_q\d+$", k)}
+
+
+def qlabel(d, q):
+    """q8, or q8 (wai-vr1 rate 5) for a quality that is a rate of a variable-rate model."""
+    r = rated(d).get(q)
+    return "q%d" % q if r is None else "q%d (%s)" % (q, r)
+
+
+def qlist(d, quals):
+    return ", ".join(qlabel(d, q) for q in quals)
+
+
+def container_note(d):
+    """The container bytes a stream pays: 136, 140 with a rate's WIH2 payload header."""
+    return "136 container bytes" + (", 140 at a rate of a variable-rate model, whose WIH2 "
+                                    "payload header is 4 bytes longer," if rated(d) else "")
+
+
+def rate_checkpoints(d):
+    """`tools/train/checkpoints/NAME.pt` of the variable-rate models the qualities are rates of."""
+    names = sorted({v.split(" rate ")[0] for v in rated(d).values()})
+    return ", ".join("`tools/train/checkpoints/%s.pt`" % n for n in names)
 
 
 def training_note(d, old):
@@ -141,9 +174,14 @@ def inputs_block(d):
     for r in d["inputs"]:
         if r["file"].startswith("models/"):
             lines.append("- `%s` `%s`" % (r["file"], r["sha256"]))
+    ck = "tools/train/checkpoints/"
+    vr = [r["file"] for r in d["inputs"] if r["file"].startswith(ck) and
+          not re.match(r"q\d+\.pt$", r["file"][len(ck):])]
     lines.append("- the evaluation pictures `samples/eval/*.png` (provenance in "
                  "`samples/eval/manifest.tsv`) and the checkpoints `tools/train/checkpoints/q*.pt`"
-                 " with the hashes in `docs/research/data/inputs.tsv`.")
+                 "%s with the hashes in `docs/research/data/inputs.tsv`." %
+                 ("" if not vr else " (a pair's) and %s (the variable-rate models')" %
+                  ", ".join("`%s`" % f for f in vr)))
     return "\n".join(lines)
 
 
@@ -177,6 +215,20 @@ def det_bd(fi, ff):
     return bd_p, bd_m
 
 
+def rate_method(d):
+    """The float side at a rate of a variable-rate model (determinism.py), for readings that
+    have such qualities."""
+    if not rated(d):
+        return ""
+    return ("A quality that is a rate of a variable-rate model (%s) uses that model's checkpoint "
+            "(%s) at its rate, with the rate's exported steps "
+            "(qstep, rstep: the WHM1 rate table, Q12): table index = spec 7.4 with `4096 * scale "
+            "<= threshold * qstep`, y symbols `round((y - mean) / dq)`, dq = qstep / 4096 (as "
+            "the C encoder rounds them), g_s on `symbol * rstep / 4096 + mean`; its float "
+            "likelihood is the model's forward at that rate. " %
+            (qlist(d, sorted(rated(d))), rate_checkpoints(d)))
+
+
 def render_determinism(d):
     m = d["machine"]
     fi, ff = det_figures(d)
@@ -204,8 +256,9 @@ def render_determinism(d):
            "thread: g_a, h_a; z symbols `round(z - median)` with the exported z medians; float "
            "h_s on z_hat gives scales and means; table index = spec 7.4 applied to `4096 * "
            "scale`; y symbols `round(y - mean)`; g_s on `symbol + mean`; RGB8 = "
-           "`clamp(floor(255 x + 1/2))`. Its bits are the size of a stream coding these symbols "
-           "with the same 16-bit tables, escape codes and container bytes (`tools/eval/"
+           "`clamp(floor(255 x + 1/2))`. " + rate_method(d) + "Its bits are the size of a "
+           "stream coding these symbols with the same 16-bit tables, escape codes and container "
+           "bytes (`tools/eval/"
            "waiformat.py`, a numpy reading of the format whose rANS encoder reproduces the C "
            "encoder's streams byte for byte), so both sides pay the same entropy-coding overhead.",
            "- Quality: PSNR over the RGB8 samples; MS-SSIM (5 scales, Gaussian 11/1.5, per channel,"
@@ -214,7 +267,7 @@ def render_determinism(d):
            "overlap of the two curves (`tools/eval/evalmath.py`); per picture over the %d "
            "qualities %s; the integer codec is the test, the float model the anchor (positive = "
            "the integer codec needs more bits for the same quality)." %
-           (len(quals), ", ".join("q%d" % q for q in quals)), "",
+           (len(quals), qlist(d, quals)), "",
            "## Figures", "",
            "**Median BD-rate by PSNR over the %d pictures: %s** (target: at most +1.00 %%: %s)." %
            (len(pics), pct3(med_p), "met" if med_p <= 1.0 else "NOT met"), "",
@@ -231,7 +284,7 @@ def render_determinism(d):
            "scales, no container, z around its learnt medians), the comparison a paper would "
            "make; a negative figure there means the real streams are smaller than the "
            + ("young " if model_names(d) is None else "") + "model's own estimate, although "
-           "the 136 container bytes count against them. Why was "
+           "the " + container_note(d) + " count against them. Why was "
            "not measured here; two candidates: the 64 tables round every scale up to the next "
            "table scale (wider than predicted), and an outlier costs the likelihood up to "
            "log2(1e9) = 30 bits (its floor) but a table escape about 16 + 4 + 4n bits.", "",
@@ -259,8 +312,9 @@ def render_determinism(d):
 
         def mean(rs, k):
             return float(np.mean([float(r[k]) for r in rs.values()]))
-        out.append("| q%d | %.4f | %.4f | %s [%s, %s] | %.3f | %.3f | %+.3f [%+.3f, %+.3f] | %.4f "
-                   "| %.4f | %.4f |" % (q, mean(ri, "bpp"), mean(rf, "bpp"), pct3(float(np.median(db))),
+        out.append("| %s | %.4f | %.4f | %s [%s, %s] | %.3f | %.3f | %+.3f [%+.3f, %+.3f] | %.4f "
+                   "| %.4f | %.4f |" % (qlabel(d, q), mean(ri, "bpp"), mean(rf, "bpp"),
+                                        pct3(float(np.median(db))),
                                         pct3(min(db)), pct3(max(db)), mean(ri, "psnr_db"),
                                         mean(rf, "psnr_db"), float(np.median(dp)), min(dp), max(dp),
                                         mean(ri, "msssim"), mean(rf, "msssim"), mean(rl, "bpp")))
@@ -282,7 +336,7 @@ def render_determinism(d):
             "- Other pictures or sizes than the six 512-wide evaluation pictures; qualities "
             "other than %s; other training states (these readings: %s; the "
             "cost of 12-bit weights may change as training goes on)." %
-            (", ".join("q%d" % q for q in quals),
+            (qlist(d, quals),
              training_note(d, "~2500-iteration checkpoints")),
             "- The float model's own entropy coder (CompressAI's range coder with its own CDFs) "
             "was not run: the likelihood rows use its ideal rate estimate, not a real stream.",
@@ -329,7 +383,7 @@ def render_reproducibility(d):
            "encode`), each decoded by `wai decode --sha256` (SHA-256 of the RGB8 output, spec 8) "
            "under %d configurations: kernel sets %s x threads %s (0 = automatic) on the CPU, and "
            "`--device vulkan` (Mesa lavapipe, the only Vulkan device here)." %
-           (len(streams), ", ".join("q%d" % q for q in sorted({s[0] for s in streams})),
+           (len(streams), qlist(d, sorted({s[0] for s in streams})),
             len(configs), ", ".join(sorted({c[0] for c in configs if c[2] == "cpu"})),
             "/".join(sorted({c[1] for c in configs if c[2] == "cpu"}))), "",
            "**%d of %d streams decode to one identical output in every configuration** (%d "
@@ -339,11 +393,14 @@ def render_reproducibility(d):
            "## Float decoder", "",
            "The same checkpoints in PyTorch decode the same streams' symbols: float h_s on the "
            "stream's z_hat gives scales and means, the table index is spec 7.4 on `4096 * scale`,"
-           " g_s runs on `y symbol + mean`. Each variant is compared with the integer decoder and "
-           "with float32 on 1 thread. A *table index* that differs from the encoder's makes an "
-           "entropy decoder read the rest of the stream with the wrong table: one such element "
+           " g_s runs on `y symbol + mean`%s. Each variant is compared with the integer decoder "
+           "and with float32 on 1 thread. A *table index* that differs from the encoder's makes "
+           "an entropy decoder read the rest of the stream with the wrong table: one such element "
            "destroys the picture from that point on. A differing mean (rounded to Q12) moves "
-           "the reconstruction only.", "",
+           "the reconstruction only." % (
+               "" if not rated(d) else " (at a rate of a variable-rate model, %s: its "
+               "checkpoint %s, the index with the rate's qstep, g_s on `y symbol * rstep / 4096 "
+               "+ mean`)" % (qlist(d, sorted(rated(d))), rate_checkpoints(d))), "",
            "Counts over the %d streams, %d y elements and %d RGB bytes in all (sums over the "
            "streams; in brackets the number of streams with at least one):" %
            (len(streams), sum(int(r["y_elements"]) for r in d["repro-float"]
@@ -474,8 +531,9 @@ def targets_block(d, res):
         worst_r = max(rq, key=lambda r: max(abs(float(r[k])) for k in
                                             ("mean_err_r", "mean_err_g", "mean_err_b")))
         k = max(("mean_err_r", "mean_err_g", "mean_err_b"), key=lambda k: abs(float(worst_r[k])))
-        out.append("| q%d | %.4f | %.3f | %+.2f (%s, %s) |" % (
-            q, mean_bpp[q], float(np.mean([float(r["psnr_db"]) for r in rq])), float(worst_r[k]),
+        out.append("| %s | %.4f | %.3f | %+.2f (%s, %s) |" % (
+            qlabel(d, q), mean_bpp[q], float(np.mean([float(r["psnr_db"]) for r in rq])),
+            float(worst_r[k]),
             worst_r["picture"], "RGB"[("mean_err_r", "mean_err_g", "mean_err_b").index(k)]))
     return out
 
@@ -494,7 +552,7 @@ def render_classic(d):
            inputs_block(d), "",
            "## Method", "",
            "- WAI: the integer codec (`wai encode`/`wai decode`) at %s, bits = stream size "
-           "(with its 136 container bytes)." % ", ".join("q%d" % q for q in quals)]
+           "(with its %s)." % (qlist(d, quals), container_note(d).rstrip(","))]
     settings = {}
     for r in d["rd-classic"]:
         settings.setdefault(r["codec"], [])
@@ -598,9 +656,18 @@ def consistency(d, root):
         if h != r["sha256"]:
             errs.append("input %s: SHA-256 %s, the readings were made with %s" %
                         (r["file"], h, r["sha256"]))
+    # every quality's files (a pair, or a quality file and the variable-rate pair it names)
     named = {r["file"] for r in d["inputs"]}
-    for f in sorted(os.listdir(os.path.join(root, "models"))):
-        if re.match(r"wai-q\d+\.(whm|ana)$", f) and "models/" + f not in named:
+    mdir = os.path.join(root, "models")
+    files = {f for f in os.listdir(mdir) if re.match(r"wai-q\d+\.(whm|ana|rate)$", f)}
+    try:
+        for stem, rate in W.ladder(mdir).values():
+            if rate is not None:
+                files |= {os.path.basename(stem) + ".whm", os.path.basename(stem) + ".ana"}
+    except ValueError as e:
+        errs.append("models: %s" % e)
+    for f in sorted(files):
+        if "models/" + f not in named:
             errs.append("models/%s is committed but has no readings" % f)
     return errs
 
@@ -675,7 +742,7 @@ def self_test():
         open(rd, "w").write(orig)
         inp = os.path.join(data, "inputs.tsv")
         orig = open(inp).read()
-        open(inp, "w").write(re.sub(r"(models/wai-q\d\.whm\t)([0-9a-f])",
+        open(inp, "w").write(re.sub(r"(models/[^\t]+\.whm\t)([0-9a-f])",
                                     lambda x: x.group(1) + ("0" if x.group(2) != "0" else "1"),
                                     orig, count=1))
         expect("a model hash other than the committed model's fails",

@@ -13,8 +13,10 @@
 # Needs /usr/bin/python3 with torch, numpy, PIL (Debian python3-torch, python3-numpy,
 # python3-pil), cjpeg/djpeg (libjpeg-turbo-progs), cwebp/dwebp (webp), avifenc/avifdec
 # (libavif-bin), Mesa's lavapipe for --device vulkan (mesa-vulkan-drivers), and the training
-# checkpoints tools/train/checkpoints/q*.pt of the committed models. About 25 minutes on a
-# loaded 2-core machine. Work files go to $WAI_EVAL_WORK (default build/eval-work).
+# checkpoints of the committed models: tools/train/checkpoints/qN.pt of a pair wai-qN.whm + .ana,
+# NAME.pt of a variable-rate model NAME that quality files wai-qN.rate name (the ladder of
+# models/, tools/eval/waiformat.py --ladder). About 25 minutes on a loaded 2-core machine. Work
+# files go to $WAI_EVAL_WORK (default build/eval-work).
 set -eu
 cd "$(dirname "$0")/../.."
 QUALS=
@@ -29,6 +31,9 @@ WORK=${WAI_EVAL_WORK:-$BUILD/eval-work}
 DATA=docs/research/data
 PY=/usr/bin/python3
 [ -x "$WAI" ] || { echo "run-all: $WAI not built" >&2; exit 3; }
+# the quality ladder, "N<tab>models/STEM<tab>rate or -" a line (stops on a bad quality file)
+LADDER=$($PY tools/eval/waiformat.py --ladder models)
+TAB=$(printf '\t')
 rm -rf "$WORK"
 mkdir -p "$WORK" "$DATA"
 load0=$(cut -d' ' -f1-3 /proc/loadavg)
@@ -64,23 +69,41 @@ run_keys() {
     printf '%scode_commit\t%s\n' "$1" "$(git rev-parse --short=12 HEAD)"
     printf '%storch\t%s\n' "$1" "$(pyv torch)"
 }
-# the models' WHM1 names (bytes 16..79: quality, size, base and fine-tune iterations)
+# the variable-rate models that quality files name: models/NAME a line, once each
+rate_models() { printf '%s\n' "$LADDER" | awk -F'\t' '$3 != "-" && !seen[$2]++ { print $2 }'; }
+# the models' WHM1 names (bytes 16..79: quality, size, base and fine-tune iterations): a pair's
+# as model_name_q<N>, a variable-rate model's as model_name_<NAME>; and quality_q<N> NAME rate K
+# for each quality that is a rate of one
+whm_name() { dd if="$1.whm" bs=1 skip=16 count=64 2>/dev/null | tr -d '\0'; }
 model_names() {
-    for f in models/wai-q*.whm; do
-        q=${f#models/wai-q}; q=${q%.whm}
-        printf 'model_name_q%s\t%s\n' "$q" "$(dd if="$f" bs=1 skip=16 count=64 2>/dev/null | tr -d '\0')"
+    printf '%s\n' "$LADDER" | while IFS=$TAB read -r q stem rate; do
+        if [ "$rate" = - ]; then printf 'model_name_q%s\t%s\n' "$q" "$(whm_name "$stem")"; fi
+    done
+    for stem in $(rate_models); do
+        printf 'model_name_%s\t%s\n' "${stem#models/}" "$(whm_name "$stem")"
+    done
+    printf '%s\n' "$LADDER" | while IFS=$TAB read -r q stem rate; do
+        if [ "$rate" != - ]; then
+            printf 'quality_q%s\t%s rate %s\n' "$q" "${stem#models/}" "$rate"
+        fi
     done
 }
-# inputs.tsv: the files' SHA-256; the checkpoints q<N>.pt of this checkout and, with $1 = keep,
-# for the qualities whose checkpoint is not here, the hash the kept readings were made with
+# inputs.tsv: the files' SHA-256 (the pairs, quality files and the variable-rate models they
+# name); the checkpoints of the ladder's qualities (qN.pt of a pair, NAME.pt of a quality
+# file's model) in this checkout and, with $1 = keep, for those not here, the hash the kept
+# readings were made with
 write_inputs() {
-    local ckpts
-    ckpts=$( { ls tools/train/checkpoints/q[0-9].pt 2>/dev/null
-               [ "$1" = keep ] && awk -F'\t' '$1 ~ /^tools\/train\/checkpoints\/q[0-9]\.pt$/ { print $1 }' \
-                   "$DATA/inputs.tsv"; } | sort -u)
+    local ckpts files
+    ckpts=$(printf '%s\n' "$LADDER" | while IFS=$TAB read -r q stem rate; do
+                if [ "$rate" = - ]; then f=q$q; else f=${stem#models/}; fi
+                f=tools/train/checkpoints/$f.pt
+                if [ -f "$f" ] || [ "$1" = keep ]; then echo "$f"; fi
+            done | awk '!seen[$0]++')
+    files=$(for ext in whm ana rate; do ls models/wai-q*.$ext 2>/dev/null | sort -V; done
+            for stem in $(rate_models); do echo "$stem.whm"; echo "$stem.ana"; done)
     {
         printf '# file\tsha256\n'
-        for f in models/wai-q*.whm models/wai-q*.ana $ckpts samples/eval/*.png; do
+        for f in $files $ckpts samples/eval/*.png; do
             if [ -f "$f" ]; then printf '%s\t%s\n' "$f" "$(sha256sum "$f" | cut -d' ' -f1)"
             else awk -F'\t' -v f="$f" '$1 == f' "$DATA/inputs.tsv"; fi
         done
@@ -89,7 +112,7 @@ write_inputs() {
 }
 if [ -n "$QUALS" ]; then
     # the full run's keys stay (their readings stay); this run's as merged_*, the names new
-    grep -v '^merged_\|^model_name_q' "$DATA/machine.tsv" > "$WORK/machine.tsv"
+    grep -v '^merged_\|^model_name_\|^quality_q' "$DATA/machine.tsv" > "$WORK/machine.tsv"
     { cat "$WORK/machine.tsv"; printf 'merged_qualities\t%s\n' "$QUALS"; run_keys merged_; model_names; } \
         > "$DATA/machine.tsv"
     write_inputs keep

@@ -13,7 +13,8 @@ A log whose model was started from another checkpoint (`init-from ... (NAME iter
 on its start line: a fine-tune) is drawn from that checkpoint's iteration N on, so the
 fine-tunes continue the base model's curve (plus NAME's own start when logs/NAME.log is itself a
 fine-tune: a fine-tune of a fine-tune; a widened copy named SOURCE-n<N>m<M> by widen.py
-continues SOURCE's curve). The logs of the first models (session 1, iteration
+continues SOURCE's curve). A variable-rate model's log (train.py --rates) is drawn as one
+curve per rate, in one colour. The logs of the first models (session 1, iteration
 ~2500 each) are in logs/session1/ and not drawn unless named. Needs
 python3-matplotlib (Debian).
 """
@@ -30,6 +31,10 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 EVAL = re.compile(r"eval it (\d+) bpp ([0-9.]+) psnr ([0-9.]+)")
+# a variable-rate model (train.py --rates) evaluates every rate: `eval-rate R (lambda L) it ...`
+# lines, and the `eval it ...` line of the middle rate ends `rate R (lambda L)`
+EVAL_RATE = re.compile(r"eval-rate (\d+) \(lambda ([0-9.e-]+)\) it (\d+) bpp ([0-9.]+) psnr ([0-9.]+)")
+MID_RATE = re.compile(r" rate (\d+) \(lambda ([0-9.e-]+)\)\s*$")
 START = re.compile(r" start N=(\d+) M=(\d+) lambda=([0-9.e-]+)")
 INIT = re.compile(r"init-from \S+ \((\S+) iteration (\d+),")
 WIDENED = re.compile(r"^(.+)-n\d+m\d+$")
@@ -37,7 +42,8 @@ WIDENED = re.compile(r"^(.+)-n\d+m\d+$")
 
 def read_log(path):
     """[(iteration, bpp, psnr)] of the last run of a log (a log restarted from scratch, i.e.
-    with a second `start` line, keeps only what follows it) and its start line's fields."""
+    with a second `start` line, keeps only what follows it) and its start line's fields; for a
+    variable-rate model meta["rates"] = {rate: (lambda, [(iteration, bpp, psnr)])}."""
     points, meta = [], {}
     with open(path) as f:
         for line in f:
@@ -48,9 +54,19 @@ def read_log(path):
                 meta = {"N": int(m.group(1)), "M": int(m.group(2)), "lambda": float(m.group(3)),
                         "init": (i.group(1), int(i.group(2))) if i else None}
                 continue
+            m = EVAL_RATE.search(line)
+            if m:
+                r = meta.setdefault("rates", {}).setdefault(int(m.group(1)), (float(m.group(2)), []))
+                r[1].append((int(m.group(3)), float(m.group(4)), float(m.group(5))))
+                continue
             m = EVAL.search(line)
             if m:
-                points.append((int(m.group(1)), float(m.group(2)), float(m.group(3))))
+                pt = (int(m.group(1)), float(m.group(2)), float(m.group(3)))
+                points.append(pt)
+                mid = MID_RATE.search(line)
+                if mid:
+                    meta.setdefault("rates", {}).setdefault(
+                        int(mid.group(1)), (float(mid.group(2)), []))[1].append(pt)
     return points, meta
 
 
@@ -89,17 +105,30 @@ def main():
             continue
         name = os.path.splitext(os.path.basename(path))[0]
         init = meta.get("init")
-        label = "%s (lambda %g%s)" % (name, meta.get("lambda", float("nan")),
-                                      ", from %s it %d" % init if init else "")
+        rates = meta.get("rates")
+        if rates:   # one curve per rate, one colour and one legend entry for the model
+            lams = [rates[r][0] for r in sorted(rates)]
+            label = "%s (%d rates, lambda %g..%g%s)" % (name, len(rates), min(lams), max(lams),
+                                                        ", from %s it %d" % init if init else "")
+            curves = [rates[r][1] for r in sorted(rates)]
+        else:
+            label = "%s (lambda %g%s)" % (name, meta.get("lambda", float("nan")),
+                                          ", from %s it %d" % init if init else "")
+            curves = [points]
         start = start_of(init, os.path.dirname(path), path)
+        for k, pts in enumerate(curves):
+            it = [p[0] + start for p in pts]
+            bpp = [p[1] for p in pts]
+            psnr = [p[2] for p in pts]
+            style = {"marker": ".", "label": label if k == 0 else None,
+                     "color": colours[len(drawn) % len(colours)]}
+            axes[0].plot(it, psnr, **style)
+            axes[1].plot(it, bpp, **style)
+            axes[2].plot(bpp, psnr, **style)
+        axes[2].annotate("%dk" % (it[-1] // 1000), (bpp[-1], psnr[-1]), fontsize=7)
         it = [p[0] + start for p in points]
         bpp = [p[1] for p in points]
         psnr = [p[2] for p in points]
-        style = {"marker": ".", "label": label, "color": colours[len(drawn) % len(colours)]}
-        axes[0].plot(it, psnr, **style)
-        axes[1].plot(it, bpp, **style)
-        axes[2].plot(bpp, psnr, **style)
-        axes[2].annotate("%dk" % (it[-1] // 1000), (bpp[-1], psnr[-1]), fontsize=7)
         drawn.append("%s: %d evals, last it %d: %.3f bpp %.2f dB" % (name, len(points), it[-1],
                                                                      bpp[-1], psnr[-1]))
     if not drawn:

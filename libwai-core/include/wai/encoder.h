@@ -44,8 +44,10 @@ extern "C" {
 
 typedef struct WaiEncoder WaiEncoder;
 
-/** Qualities are 1..WAI_ENCODER_MAX_QUALITY. */
-#define WAI_ENCODER_MAX_QUALITY 9
+/** Qualities are 1..WAI_ENCODER_MAX_QUALITY; a model directory defines some of them
+ *  (wai_encoder_available_qualities() lists them). 16 leaves room above the shipped ladder
+ *  for more rates of a variable-rate model. */
+#define WAI_ENCODER_MAX_QUALITY 16
 
 /** Encoder settings. Always initialise with wai_encoder_default_settings(). */
 typedef struct WaiEncoderSettings {
@@ -54,8 +56,8 @@ typedef struct WaiEncoderSettings {
                                     $WAI_MODEL_PATH, then the installed $datadir/wai/models */
     const char *model_file;    /**< explicit WHM1 file (overrides model_dir/quality); NULL */
     const char *analysis_file; /**< explicit .ana file, with model_file; NULL */
-    int quality;               /**< 1..9; default 3 (with a target: the search's first
-                                    candidate, or the nearest available) */
+    int quality;               /**< 1..WAI_ENCODER_MAX_QUALITY; default 3 (with a target:
+                                    the search's first candidate, or the nearest available) */
     uint32_t fps_num, fps_den; /**< frame rate written to the sequence header; default 25/1 */
     int embed_model;           /**< embed the WHM1 file in the sequence header; default 0 */
     int threads;               /**< threads of the float analysis and the integer h_s; 0 =
