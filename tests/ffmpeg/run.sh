@@ -498,12 +498,19 @@ else
     # a clip whose model changes (smooth, noise, noise, smooth, noise at a size that fits the
     # smooth picture at the top quality): ffmpeg decodes it as the CLI does, and a seek to
     # frame 2 (a noise frame whose model's header came before frame 1) gives frames 2..4: the
-    # demuxer puts the header in force before the frame
+    # demuxer puts the header in force before the frame. Only the model pairs of $MODELS:
+    # qualities that are rates of one model (quality files) change the rate, not the model,
+    # so they would need no header between them
+    mkdir -p "$TMP/pairs"
+    for m in "$MODELS"/wai-q*.whm; do
+        [ -f "${m%.whm}.ana" ] && ln -sf "$m" "${m%.whm}.ana" "$TMP/pairs/"
+    done
+    ptop=$("$WAI_CLI" encode --list-qualities --model-dir "$TMP/pairs" | tr -d ' ' | tr ',' '\n' | tail -n 1)
     head -c $((w1 * h1 * 3)) /dev/urandom > "$TMP/noise.rgb"
     cat "$TMP/$n1.rgb" "$TMP/noise.rgb" "$TMP/noise.rgb" "$TMP/$n1.rgb" "$TMP/noise.rgb" > "$TMP/mix.rgb"
-    if [ -f "$TMP/ctop.wai" ] &&
-       $FF -f rawvideo -pix_fmt rgb24 -s "$d1" -r 25 -i "$TMP/mix.rgb" -c:v libwai -model_dir "$MODELS" \
-           -target_frame_size "$(wc -c <"$TMP/ctop.wai")" "$TMP/mix.wai" 2>"$TMP/e.err"; then
+    if "$WAI_CLI" encode -q "$TMP/src.png" --quality "$ptop" --model-dir "$TMP/pairs" -o "$TMP/cptop.wai" &&
+       $FF -f rawvideo -pix_fmt rgb24 -s "$d1" -r 25 -i "$TMP/mix.rgb" -c:v libwai -model_dir "$TMP/pairs" \
+           -target_frame_size "$(wc -c <"$TMP/cptop.wai")" "$TMP/mix.wai" 2>"$TMP/e.err"; then
         enc_check "encode a clip whose model changes" "$TMP/mix.wai" 5 "$w1" "$h1"
         nh=$("$WAI_CLI" info "$TMP/mix.wai" 2>/dev/null | grep -c '^sequence header')
         want=$($FF -i "$TMP/mix.wai" -f rawvideo -pix_fmt rgb24 - 2>/dev/null | tail -c $((3 * w1 * h1 * 3)) | sha)
@@ -513,6 +520,21 @@ else
             bad "seek into a clip whose model changes: $nh headers, $got, want $want; $(head -c 300 "$TMP/e.err")"
     else
         bad "encode a clip whose model changes: $(head -c 300 "$TMP/e.err")"
+    fi
+    # the same clip with every quality, at a size that fits the smooth picture at the top one:
+    # where its frames take two rates of one variable-rate model (quality files) the rate
+    # changes from frame to frame under one sequence header; ffmpeg decodes and seeks it as
+    # the CLI decodes it
+    if [ -f "$TMP/ctop.wai" ] &&
+       $FF -f rawvideo -pix_fmt rgb24 -s "$d1" -r 25 -i "$TMP/mix.rgb" -c:v libwai -model_dir "$MODELS" \
+           -target_frame_size "$(wc -c <"$TMP/ctop.wai")" "$TMP/mixr.wai" 2>"$TMP/e.err"; then
+        enc_check "encode a clip whose quality changes at the top of the ladder" "$TMP/mixr.wai" 5 "$w1" "$h1"
+        want=$($FF -i "$TMP/mixr.wai" -f rawvideo -pix_fmt rgb24 - 2>/dev/null | tail -c $((3 * w1 * h1 * 3)) | sha)
+        got=$($FF -ss 0.06 -i "$TMP/mixr.wai" -f rawvideo -pix_fmt rgb24 - 2>"$TMP/e.err" | sha)
+        [ "$got" = "$want" ] && ok "seek into a clip whose quality changes at the top: frames 2..4" ||
+            bad "seek into a clip whose quality changes at the top: $got, want $want; $(head -c 300 "$TMP/e.err")"
+    else
+        bad "encode a clip whose quality changes at the top: $(head -c 300 "$TMP/e.err")"
     fi
     # -b:v 400k at 25 fps: 2,000 bytes per frame (the header's change counted in its frame)
     if $FF -f rawvideo -pix_fmt rgb24 -s "$d3" -r 25 -i "$TMP/$n3.rgb" -c:v libwai -model_dir "$MODELS" \
