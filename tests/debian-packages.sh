@@ -131,11 +131,13 @@ check "GStreamer decode has the manifest's hash" -- \
 
 expect 0 "wai decode --sha256" -- clean wai decode "$sample" --sha256
 check "wai decode gives the manifest's hash ($want)" -- test "$(cat "$tmp/out")" = "$want"
-committed=$(for k in $(ls "$b/models" | sed -n 's/^wai-q\([0-9]*\)\.whm$/\1/p' | sort -n); do
-    [ -f "$b/models/wai-q$k.whm" ] && [ -f "$b/models/wai-q$k.ana" ] && printf '%s\n' "$k"; done |
+# the committed qualities: the pairs wai-qN.whm + .ana and the quality files wai-qN.rate
+committed=$(for k in $(ls "$b/models" | sed -n 's/^wai-q\([0-9]*\)\.\(whm\|rate\)$/\1/p' | sort -nu); do
+    { [ -f "$b/models/wai-q$k.whm" ] && [ -f "$b/models/wai-q$k.ana" ]; } ||
+        [ -f "$b/models/wai-q$k.rate" ] && printf '%s\n' "$k"; done |
     paste -sd, - | sed 's/,/, /g')
 expect 0 "wai encode --list-qualities" -- clean wai encode --list-qualities
-check "lists the model pairs in models/ ($committed)" -- test "$(cat "$tmp/out")" = "$committed"
+check "lists the qualities of models/ ($committed)" -- test "$(cat "$tmp/out")" = "$committed"
 # rate control (issue 25): a target size picks the quality whose stream fits, byte for byte
 # the stream of that quality; GStreamer's bitrate property
 clean wai decode "$sample" -o "$tmp/run/pic.png" > /dev/null 2>&1
