@@ -49,6 +49,14 @@ photo=$(dirname "$0")/../samples/eval/coffee.png
 expect 0 "encode the coffee photo (1 thread)" -- "$wai" encode -q "$photo" -o "$tmp/p.wai" --quality 3 --model-dir "$models" --threads 1
 expect 0 "encode the coffee photo in 1-row stripes (one latent row each), 3 threads" -- "$wai" encode -q "$photo" -o "$tmp/p1.wai" --quality 3 --model-dir "$models" --stripe-rows 1 --threads 3
 check "the photo in stripes on 3 threads: the same bytes" -- cmp -s "$tmp/p.wai" "$tmp/p1.wai"
+# a stripe computes only the rows the last one did not, keeping the rows the windows share
+# (encoder.c, AnaCarry): 3 latent rows per stripe (the carried rows then start mid-window), and
+# the variable-rate model (N=128, M=192: other channel counts and widths) in 1-row stripes
+expect 0 "encode the coffee photo in 48-row stripes (3 latent rows), 2 threads" -- "$wai" encode -q "$photo" -o "$tmp/p3.wai" --quality 3 --model-dir "$models" --stripe-rows 48 --threads 2
+check "48-row stripes: the same bytes" -- cmp -s "$tmp/p.wai" "$tmp/p3.wai"
+expect 0 "encode q7 (the variable-rate model)" -- "$wai" encode -q "$tmp/in.png" -o "$tmp/v.wai" --quality 7 --model-dir "$models"
+expect 0 "encode q7 in 1-row stripes, 2 threads" -- "$wai" encode -q "$tmp/in.png" -o "$tmp/v1.wai" --quality 7 --model-dir "$models" --stripe-rows 1 --threads 2
+check "q7 in stripes: the same bytes" -- cmp -s "$tmp/v.wai" "$tmp/v1.wai"
 # every kernel set gives the same stream (the float analysis's sums are the same floats:
 # checkasm compares them bit for bit; here the whole encoder, with the decoding it does; the
 # small test picture, as the reference kernels are slow under qemu and the sanitizers)

@@ -297,6 +297,7 @@ typedef struct ConvJob {
     const size_t *rr;
     const int *lo, *hi, *mm;
     int LO, HI, n_jobs;
+    int oy0;      /* y's row 0 is this output row of the conv on x */
     float *acc;   /* per job: cout floats */
 } ConvJob;
 
@@ -312,10 +313,14 @@ static void conv_job(void *ctx, int job)
     int widx[ANA_K_MAX * ANA_K_MAX];
     const int oy_end = (int)((int64_t)(job + 1) * y->h / c->n_jobs);
     for (int oy = (int)((int64_t)job * y->h / c->n_jobs); oy < oy_end; oy++) {
-        /* the taps whose input row oy*s - p + ky is inside, in (ky, kx) order */
+        /* the taps whose input row (oy0 + oy)*s - p + ky is inside, in (ky, kx) order */
         int nt = 0;
         for (int ky = 0; ky < k; ky++) {
-            const int iy = oy * s - p + ky;
+#ifdef WAI_PLANTED_FAULT_ENC_CONV_ROWS
+            const int iy = (c->oy0 + oy + (c->oy0 > 0)) * s - p + ky; /* planted: a row low */
+#else
+            const int iy = (c->oy0 + oy) * s - p + ky;
+#endif
             if (iy < 0 || iy >= x->h) continue;
             for (int kx = 0; kx < k; kx++, nt++) {
                 toff[nt] = (ptrdiff_t)((size_t)iy * c->prow + c->rr[kx]) + c->mm[kx];
@@ -384,18 +389,23 @@ static void work_free(AnaWork *w)
     memset(w, 0, sizeof(*w));
 }
 
-/* y = conv l of x. y->d is malloc'ed, or with `work`, the tensor slot x->d is not in (the
+/* y = rows [o0, o1) of conv l of x (o1 < 0: every row; each row the same floats whichever
+ * rows are asked for). y->d is malloc'ed, or with `work`, the tensor slot x->d is not in (the
  * caller then frees neither). */
 static int conv_f(const WaiDsp *dsp, const AnaLayer *l, const FT *x, FT *y, WaiPool *pool,
-                  AnaWork *work)
+                  AnaWork *work, int o0, int o1)
 {
     const int k = l->k, s = l->stride, p = l->pad;
     ConvSizes z;
     const int ret = conv_sizes(l, (size_t)x->c, (size_t)x->h, (size_t)x->w, &z);
     if (ret < 0) return ret;
+    if (o1 < 0) o0 = 0, o1 = (int)z.oh;
+    if (o0 < 0 || o1 > (int)z.oh || o0 > o1) return WAI_ERR_INTERNAL;
     y->c = l->cout;
-    y->h = (int)z.oh;
+    y->h = o1 - o0;
     y->w = (int)z.ow;
+    z.plane = (size_t)y->h * z.ow; /* <= the whole output's: no overflow */
+    z.y_bytes = (size_t)l->cout * z.plane * sizeof(float);
     const size_t iplane = (size_t)x->h * (size_t)x->w; /* x's own size: it was allocated */
     /* the input split into s column phases: ph[i][iy][r][j] = x[i][iy][j * s + r], so that a
      * tap's samples for consecutive ox are contiguous */
@@ -443,7 +453,7 @@ static int conv_f(const WaiDsp *dsp, const AnaLayer *l, const FT *x, FT *y, WaiP
         if (lo[kx] > LO) LO = lo[kx];
         if (hi[kx] < HI) HI = hi[kx];
     }
-    ConvJob job = { dsp, l, x, y, ph, prow, plane, pplane, rr, lo, hi, mm, LO, HI, n_jobs, acc };
+    ConvJob job = { dsp, l, x, y, ph, prow, plane, pplane, rr, lo, hi, mm, LO, HI, n_jobs, o0, acc };
     wai_pool_run(pool, conv_job, &job, job.n_jobs);
     work_free(&own);
     return 0;
@@ -556,7 +566,7 @@ static int run_f(const WaiDsp *dsp, const AnaLayer *l, uint32_t n, FT *t, WaiPoo
         int ret = 0;
         if (l[i].type == ANA_CONV) {
             FT y;
-            ret = conv_f(dsp, &l[i], t, &y, pool, NULL);
+            ret = conv_f(dsp, &l[i], t, &y, pool, NULL, 0, -1);
             if (ret < 0) return ret;
             free(t->d);
             *t = y;
@@ -600,7 +610,12 @@ static void load_rows(const uint8_t *rgb, ptrdiff_t stride, uint32_t w, uint32_t
  * output value is computed by the same operations in the same order as on the whole picture
  * (conv_f adds a tap only for input rows inside the input, and the window holds every input
  * row of the rows kept), so the floats, and the stream, are those of a whole-picture run,
- * while memory grows with the stripe, not the picture. */
+ * while memory grows with the stripe, not the picture.
+ * Neighbouring stripes' windows overlap (a conv's kernel reaches across the boundary, more so
+ * at every stride-2 level below y). The rows of a conv's input that the next stripe's window
+ * shares are kept (AnaCarry), and a stripe computes only the output rows the last one did not:
+ * the window of those rows alone (ana_window) is again a window whose run gives exactly those
+ * rows, so every float is still the whole picture's, computed once. */
 
 /* g_a's memory per stripe: the largest conv's input, phase copy and output within about this */
 #define ANA_STRIPE_BYTES ((size_t)48 << 20)
@@ -643,6 +658,62 @@ static void keep_rows(FT *t, int r0, int r1)
     t->h = r1 - r0;
 }
 
+/* Rows [r0, r1) of a conv's input level (every channel, [c][r1 - r0][w]) kept from one stripe
+ * for the next; none where r1 <= r0. */
+typedef struct AnaCarry {
+    float *d;
+    size_t cap;
+    int r0, r1;
+} AnaCarry;
+
+/* t holds rows [lo, lo + t->h) of a level whose window starts at row r0 <= lo: put the carried
+ * rows [r0, lo) above them, in the AnaWork slot t is not in, so t becomes the whole window. */
+static int ana_assemble(AnaWork *work, const AnaCarry *cy, int r0, int lo, FT *t)
+{
+    if (lo == r0) return 0;
+    if (lo < r0 || cy->r0 != r0 || cy->r1 < lo) return WAI_ERR_INTERNAL;
+    const size_t wr = (size_t)t->w, nc = (size_t)(lo - r0), h = nc + (size_t)t->h;
+    const size_t held = (size_t)(cy->r1 - cy->r0) * wr; /* a channel's floats in the carry */
+    float *f = work_get(work, t->d && t->d == work->buf[WORK_T0] ? WORK_T1 : WORK_T0,
+                        (size_t)t->c * h * wr * sizeof(float));
+    if (!f) return WAI_ERR_NOMEM;
+    for (size_t c = 0; c < (size_t)t->c; c++) {
+        memcpy(f + c * h * wr, cy->d + c * held, nc * wr * sizeof(float));
+        if (t->h) memcpy(f + (c * h + nc) * wr, t->d + c * (size_t)t->h * wr, (size_t)t->h * wr * sizeof(float));
+    }
+    t->d = f;
+    t->h = (int)h;
+    return 0;
+}
+
+/* t holds rows [r0, r0 + t->h) of a level: keep rows [s0, r0 + t->h) for the next stripe. */
+static int ana_carry_save(AnaCarry *cy, const FT *t, int r0, int s0)
+{
+    const int r1 = r0 + t->h;
+    cy->r0 = cy->r1 = 0;
+    if (s0 < r0) s0 = r0;
+    if (s0 >= r1) return 0;
+    const size_t wr = (size_t)t->w, rows = (size_t)(r1 - s0);
+    const size_t bytes = (size_t)t->c * rows * wr * sizeof(float); /* within t's own size */
+    if (cy->cap < bytes) {
+        free(cy->d);
+        cy->d = malloc(bytes);
+        cy->cap = cy->d ? bytes : 0;
+        if (!cy->d) return WAI_ERR_NOMEM;
+    }
+#ifdef WAI_PLANTED_FAULT_ENC_CARRY_ROWS
+    const size_t skip = (size_t)(s0 - r0) - (s0 > r0); /* planted: kept from a row higher */
+#else
+    const size_t skip = (size_t)(s0 - r0);
+#endif
+    for (size_t c = 0; c < (size_t)t->c; c++)
+        memcpy(cy->d + c * rows * wr, t->d + (c * (size_t)t->h + skip) * wr,
+               rows * wr * sizeof(float));
+    cy->r0 = s0;
+    cy->r1 = r1;
+    return 0;
+}
+
 /* The input rows of every layer for the y rows [o0, o1): r0[k], r1[k], base[k] (ana_window),
  * k = n - 1 down to 0, with r0[n] = o0, r1[n] = o1; hs[k]: layer k's input height. */
 static int ana_stripe_windows(const AnaLayer *l, uint32_t n, const int *hs, int o0, int o1,
@@ -664,18 +735,32 @@ static int ana_stripe_windows(const AnaLayer *l, uint32_t n, const int *hs, int 
 /* The memory of the striped analysis in stripes of `step` y rows: analysis_peak on the
  * tallest stripe's input window (every layer's tensors in a stripe are at most those of the
  * whole-layer run on that window, since a conv's output grows with its input, and AnaWork's
- * buffers only grow to the largest stripe's), plus y itself (ybytes), held whole. */
-static int ana_stripes_peak(const AnaLayer *l, uint32_t n, const int *hs, const WaiGeometry *g,
-                            int step, size_t ybytes, int jobs, int *r0, int *r1, int *base,
-                            size_t *need)
+ * buffers only grow to the largest stripe's), plus y itself (ybytes), held whole, plus the
+ * carries (the largest each conv input level keeps for the next stripe; cs[k], ws[k]: layer
+ * k's input channels and width). r0, r1, base and nr0, nr1, nbase: scratch plans. */
+static int ana_stripes_peak(const AnaLayer *l, uint32_t n, const int *hs, const int *cs,
+                            const int *ws, const WaiGeometry *g, int step, size_t ybytes,
+                            int jobs, int *r0, int *r1, int *base, int *nr0, int *nr1,
+                            int *nbase, size_t *need)
 {
     const int H = hs[n];
     int rows = 0, ret;
+    size_t carry = 0;
     for (int o0 = 0; o0 < H; o0 += step) {
-        if ((ret = ana_stripe_windows(l, n, hs, o0, H - o0 < step ? H : o0 + step, r0, r1, base)) < 0)
-            return ret;
+        const int o1 = H - o0 < step ? H : o0 + step;
+        if ((ret = ana_stripe_windows(l, n, hs, o0, o1, r0, r1, base)) < 0) return ret;
         if (r1[0] - r0[0] > rows) rows = r1[0] - r0[0];
+        if (o1 >= H) break;
+        if ((ret = ana_stripe_windows(l, n, hs, o1, H - o1 < step ? H : o1 + step, nr0, nr1, nbase)) < 0)
+            return ret;
+        size_t sum = 0;
+        for (uint32_t k = 1; k < n; k++) /* level 0, the picture, is loaded again, not kept */
+            if (l[k].type == ANA_CONV && nr0[k] < r1[k])
+                sum += (size_t)cs[k] * (size_t)(r1[k] - (nr0[k] > r0[k] ? nr0[k] : r0[k])) *
+                       (size_t)ws[k] * sizeof(float); /* within the window's own tensors */
+        if (sum > carry) carry = sum;
     }
+    if (wai_add_size(ybytes, carry, &ybytes)) return WAI_ERR_LIMIT;
     return analysis_peak(l, n, 3, (size_t)rows, g->wp, ybytes, jobs, need) < 0 ? WAI_ERR_LIMIT : 0;
 }
 
@@ -690,15 +775,20 @@ static int analysis_striped(const WaiDsp *dsp, const AnaLayer *l, uint32_t n, co
 {
     int ret = WAI_ERR_NOMEM;
     AnaWork work = { { NULL }, { 0 } }; /* every stripe's tensors and scratch */
-    int *hs = malloc((n + 1) * 4 * sizeof(int)); /* input height of layer k, then the plan */
+    /* layer k's input height, channels and width, then this stripe's plan and the next's */
+    int *hs = malloc((n + 1) * 9 * sizeof(int));
+    AnaCarry *carry = calloc(n + 1, sizeof(AnaCarry)); /* by the level's first layer */
     y->d = NULL;
     *need = 0;
-    if (!hs) return ret;
-    int *r0 = hs + n + 1, *r1 = r0 + n + 1, *base = r1 + n + 1;
+    if (!hs || !carry) goto end;
+    int *cs = hs + n + 1, *ws = cs + n + 1, *r0 = ws + n + 1, *r1 = r0 + n + 1,
+        *base = r1 + n + 1, *nr0 = base + n + 1, *nr1 = nr0 + n + 1, *nbase = nr1 + n + 1;
     hs[0] = (int)g->hp;
     int c = 3, wd = (int)g->wp;
     for (uint32_t k = 0; k < n; k++) {
         hs[k + 1] = hs[k];
+        cs[k] = c;
+        ws[k] = wd;
         if (l[k].type != ANA_CONV) continue;
         ConvSizes z;
         if ((ret = conv_sizes(&l[k], (size_t)c, (size_t)hs[k], (size_t)wd, &z)) < 0) goto end;
@@ -706,6 +796,8 @@ static int analysis_striped(const WaiDsp *dsp, const AnaLayer *l, uint32_t n, co
         wd = (int)z.ow;
         c = l[k].cout;
     }
+    cs[n] = c;
+    ws[n] = wd;
     const int H = hs[n];
     size_t ny;
     if (wai_mul_size((size_t)c * (size_t)H, (size_t)wd * sizeof(float), &ny)) {
@@ -717,10 +809,14 @@ static int analysis_striped(const WaiDsp *dsp, const AnaLayer *l, uint32_t n, co
                   : peak > ANA_STRIPE_BYTES ? (double)H * ANA_STRIPE_BYTES / (double)peak
                                             : H;
     int step = rows < 1 ? 1 : rows > H ? H : (int)rows;
-    if ((ret = ana_stripes_peak(l, n, hs, g, step, ny, jobs, r0, r1, base, need)) < 0) goto end;
+    if ((ret = ana_stripes_peak(l, n, hs, cs, ws, g, step, ny, jobs, r0, r1, base, nr0, nr1,
+                                nbase, need)) < 0)
+        goto end;
     while (*need > budget && !y_step && step > 1) { /* automatic: smaller stripes, same floats */
         step = (step + 1) / 2;
-        if ((ret = ana_stripes_peak(l, n, hs, g, step, ny, jobs, r0, r1, base, need)) < 0) goto end;
+        if ((ret = ana_stripes_peak(l, n, hs, cs, ws, g, step, ny, jobs, r0, r1, base, nr0, nr1,
+                                    nbase, need)) < 0)
+            goto end;
     }
 #ifdef WAI_PLANTED_FAULT_ENC_BUDGET
     *need = 0; /* planted: the budget is never consulted */
@@ -736,25 +832,60 @@ static int analysis_striped(const WaiDsp *dsp, const AnaLayer *l, uint32_t n, co
     for (int o0 = 0; o0 < H; o0 += step) {
         const int o1 = H - o0 < step ? H : o0 + step;
         if ((ret = ana_stripe_windows(l, n, hs, o0, o1, r0, r1, base)) < 0) goto end;
+        const int next = o1 < H; /* the next stripe's plan: what to keep for it */
+        if (next && (ret = ana_stripe_windows(l, n, hs, o1, H - o1 < step ? H : o1 + step, nr0,
+                                              nr1, nbase)) < 0)
+            goto end;
         FT t = { work_get(&work, WORK_T0, (size_t)3 * g->wp * (size_t)(r1[0] - r0[0]) * sizeof(float)),
                  3, r1[0] - r0[0], (int)g->wp };
         if (!t.d) { ret = WAI_ERR_NOMEM; goto end; }
         load_rows(rgb, stride, g->width, g->height, g->wp, (uint32_t)r0[0], (uint32_t)r1[0], shift, t.d);
+        /* t: rows [lo, r1[k]) of layer k's input; the rows above, [r0[k], lo), are in
+         * carry[lv], lv the first layer of t's level (0: the picture, loaded whole) */
+        int lo = r0[0];
+        uint32_t lv = 0;
         for (uint32_t k = 0; k < n; k++) {
-            if (l[k].type == ANA_CONV) {
-                FT u;
-                if ((ret = conv_f(dsp, &l[k], &t, &u, pool, &work)) < 0) goto end;
-                t = u;
-                if (r0[k + 1] - base[k] < 0 || r1[k + 1] - base[k] > t.h) {
-                    ret = WAI_ERR_INTERNAL;
-                    goto end;
-                }
-                keep_rows(&t, r0[k + 1] - base[k], r1[k + 1] - base[k]);
-            } else if (l[k].type == ANA_LRELU) {
+            if (l[k].type == ANA_LRELU) {
                 lrelu_f(&l[k], &t);
-            } else if ((ret = gdn_f(dsp, &l[k], &t, pool, &work)) < 0) {
-                goto end;
+                continue;
             }
+            if (l[k].type != ANA_CONV) {
+                if (t.h && (ret = gdn_f(dsp, &l[k], &t, pool, &work)) < 0) goto end;
+                continue;
+            }
+            /* the conv's whole input window; what of it the next stripe's window holds */
+            if ((ret = ana_assemble(&work, &carry[lv], r0[k], lo, &t)) < 0) goto end;
+            if (lv && (ret = ana_carry_save(&carry[lv], &t, r0[k], next ? nr0[k] : r1[k])) < 0)
+                goto end;
+            /* the output rows to compute: below those the next level's carry holds (kept by
+             * the last stripe, whose next window is this one), from their own window */
+            const AnaCarry *cn = &carry[k + 1];
+            int n0 = r0[k + 1], a = r0[k], b = r1[k], at = base[k];
+            if (cn->r1 > cn->r0 && cn->r0 == r0[k + 1] && cn->r1 > n0) {
+                n0 = cn->r1 < r1[k + 1] ? cn->r1 : r1[k + 1];
+                int a2, b2, at2;
+                if (n0 < r1[k + 1]) {
+                    if (ana_window(&l[k], hs[k], n0, r1[k + 1], &a2, &b2, &at2) == 0 && a2 >= a &&
+                        b2 <= b)
+                        a = a2, b = b2, at = at2;
+                    else
+                        n0 = r0[k + 1]; /* not within the window: the whole window's rows */
+                }
+            }
+            FT u = { t.d, l[k].cout, 0, ws[k + 1] };
+            if (n0 < r1[k + 1]) {
+                keep_rows(&t, a - r0[k], b - r0[k]);
+                /* only the rows kept (the window's run yields a row or two more) */
+                if ((ret = conv_f(dsp, &l[k], &t, &u, pool, &work, n0 - at, r1[k + 1] - at)) < 0)
+                    goto end;
+            }
+            t = u;
+            lo = n0;
+            lv = k + 1;
+        }
+        if (lo != o0) { /* y rows are never carried: stripes do not overlap there */
+            ret = WAI_ERR_INTERNAL;
+            goto end;
         }
         const size_t rows_plane = (size_t)(o1 - o0) * wd;
         for (int ch = 0; ch < c; ch++)
@@ -763,6 +894,9 @@ static int analysis_striped(const WaiDsp *dsp, const AnaLayer *l, uint32_t n, co
     ret = 0;
 end:
     work_free(&work);
+    if (carry)
+        for (uint32_t k = 0; k <= n; k++) free(carry[k].d);
+    free(carry);
     if (ret < 0) {
         free(y->d);
         y->d = NULL;
