@@ -667,20 +667,32 @@ typedef struct AnaCarry {
 } AnaCarry;
 
 /* t holds rows [lo, lo + t->h) of a level whose window starts at row r0 <= lo: put the carried
- * rows [r0, lo) above them, in the AnaWork slot t is not in, so t becomes the whole window. */
+ * rows [r0, lo) above them, so t becomes the whole window. In t's own AnaWork slot (grown where
+ * needed), so the two slots still alternate between a layer's input and output. */
 static int ana_assemble(AnaWork *work, const AnaCarry *cy, int r0, int lo, FT *t)
 {
     if (lo == r0) return 0;
     if (lo < r0 || cy->r0 != r0 || cy->r1 < lo) return WAI_ERR_INTERNAL;
     const size_t wr = (size_t)t->w, nc = (size_t)(lo - r0), h = nc + (size_t)t->h;
     const size_t held = (size_t)(cy->r1 - cy->r0) * wr; /* a channel's floats in the carry */
-    float *f = work_get(work, t->d && t->d == work->buf[WORK_T0] ? WORK_T1 : WORK_T0,
-                        (size_t)t->c * h * wr * sizeof(float));
-    if (!f) return WAI_ERR_NOMEM;
-    for (size_t c = 0; c < (size_t)t->c; c++) {
-        memcpy(f + c * h * wr, cy->d + c * held, nc * wr * sizeof(float));
-        if (t->h) memcpy(f + (c * h + nc) * wr, t->d + c * (size_t)t->h * wr, (size_t)t->h * wr * sizeof(float));
+    const size_t bytes = (size_t)t->c * h * wr * sizeof(float); /* within the window's size */
+    const int slot = t->d && t->d == work->buf[WORK_T1] ? WORK_T1 : WORK_T0;
+    if (t->h && t->d != work->buf[slot]) return WAI_ERR_INTERNAL; /* t is a slot's front */
+    if (work->cap[slot] < bytes) { /* grown with t's rows kept, the rest zeroed (work_get) */
+        float *g = calloc(1, bytes);
+        if (!g) return WAI_ERR_NOMEM;
+        if (t->h) memcpy(g, t->d, (size_t)t->c * (size_t)t->h * wr * sizeof(float));
+        free(work->buf[slot]);
+        work->buf[slot] = g;
+        work->cap[slot] = bytes;
     }
+    float *f = work->buf[slot];
+    /* each channel's rows move to a higher address: from the last channel, none is
+     * overwritten before it has moved */
+    for (size_t c = (size_t)t->c; c-- > 0;)
+        if (t->h) memmove(f + (c * h + nc) * wr, f + c * (size_t)t->h * wr, (size_t)t->h * wr * sizeof(float));
+    for (size_t c = 0; c < (size_t)t->c; c++)
+        memcpy(f + c * h * wr, cy->d + c * held, nc * wr * sizeof(float));
     t->d = f;
     t->h = (int)h;
     return 0;
