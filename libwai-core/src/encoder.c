@@ -689,8 +689,9 @@ static int ana_assemble(AnaWork *work, const AnaCarry *cy, int r0, int lo, FT *t
     float *f = work->buf[slot];
     /* each channel's rows move to a higher address: from the last channel, none is
      * overwritten before it has moved */
-    for (size_t c = (size_t)t->c; c-- > 0;)
-        if (t->h) memmove(f + (c * h + nc) * wr, f + c * (size_t)t->h * wr, (size_t)t->h * wr * sizeof(float));
+    if (t->h)
+        for (size_t c = (size_t)t->c; c-- > 0;)
+            memmove(f + (c * h + nc) * wr, f + c * (size_t)t->h * wr, (size_t)t->h * wr * sizeof(float));
     for (size_t c = 0; c < (size_t)t->c; c++)
         memcpy(f + c * h * wr, cy->d + c * held, nc * wr * sizeof(float));
     t->d = f;
