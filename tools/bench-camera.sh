@@ -18,8 +18,9 @@
 # give the same stream, and DIR's striped `wai decode`, checked to give the same bytes: a
 # change's before and after in one run. ENCODE=0 leaves out the encoder runs (decode only),
 # WHOLE=0 the one-stripe decodes, ENC_WHOLE=0 the one-stripe encode (the N=128 model's
-# analysis of a whole 12 MP picture needs more than the default 4 GiB budget); SIZES (default "4032x3024 1920x1080 768x512") picks the
-# pictures (for issue 23's decode cost of every quality:
+# analysis of a whole 12 MP picture needs more than the default 4 GiB budget); SIZES
+# (default "4032x3024 1920x1080 768x512") picks the pictures (for issue 23's decode cost of
+# every quality:
 # ENCODE=0 WHOLE=0 SIZES="1920x1080 768x512" tools/bench-camera.sh build 5 "1 2 3 4 5 6 7 8 9").
 set -eu
 B=$(cd "${1:?usage: bench-camera.sh BUILD_DIR [REPS] [QUALITIES]}" && pwd)
