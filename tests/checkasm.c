@@ -38,8 +38,12 @@ static WaiDsp ref;
 
 /* ---- operands ---- */
 
-enum { X_SMALL, X_TYPICAL, X_FULL, X_EXTREME, X_ZEROS, X_HUGE, X_MODES };
-static const char *const x_mode_name[] = { "small", "typical", "full", "extreme", "zeros", "huge" };
+enum { X_SMALL, X_TYPICAL, X_FULL, X_EXTREME, X_ZEROS, X_RARE, X_HUGE, X_MODES };
+static const char *const x_mode_name[] = { "small", "typical", "full", "extreme", "zeros", "rare",
+                                           "huge" };
+
+/* X_RARE: one value in rare_div is past the int16 range (set per case) */
+static int rare_div = 80;
 
 static int32_t rand_x(int mode)
 {
@@ -49,6 +53,11 @@ static int32_t rand_x(int mode)
     case X_FULL: return (int32_t)rr(WAI_ACT_MIN, WAI_ACT_MAX);
     case X_EXTREME: return rr(0, 1) ? WAI_ACT_MIN : WAI_ACT_MAX;
     case X_ZEROS: return rr(0, 9) ? 0 : (int32_t)rr(WAI_ACT_MIN, WAI_ACT_MAX);
+    /* int16 values with about 1 in rare_div past them: the VNNI path's outlier form (1 in 256
+     * or fewer) or its two halves, by the call's count; its clamp bound 32767 itself often */
+    case X_RARE:
+        if (rr(0, rare_div - 1)) return rr(0, 7) ? (int32_t)rr(-32767, 32767) : (rr(0, 1) ? 32767 : -32767);
+        return (int32_t)(rr(0, 1) ? rr(32768, WAI_ACT_MAX) : rr(WAI_ACT_MIN, -32768));
     default: return (int32_t)rr(INT32_MIN + 1, INT32_MAX); /* beyond the activation range */
     }
 }
@@ -132,6 +141,7 @@ static void make_conv(Case *c, int type, int xmode, int wmode)
         const int64_t bmax = (int64_t)1 << 52;
         l->bias[o] = rr(0, 3) ? rr(-bmax, bmax) : (rr(0, 1) ? bmax : -bmax);
     }
+    rare_div = rr(0, 1) ? (int)rr(300, 3000) : (int)rr(40, 300);
     for (size_t e = 0; e < nin; e++) c->in[e] = rand_x(xmode);
     snprintf(c->desc, sizeof(c->desc), "%s %d->%d k%dx%d s%d p%d op%d in %dx%d x:%s w:%d",
              type == WAI_LAYER_CONV ? "conv" : "convT", l->cin, l->cout, l->kh, l->kw, l->stride,
@@ -175,27 +185,34 @@ static void make_bound(Case *c, int above)
  * 2 * floor(floor(INT32_MAX / (max|w| * max|half|)) / 2) terms. Every input x and weight w is
  * the same, so an interior output sums 9 * cin equal products and the bias cancels them: the
  * result is 0, and a chunk one step too long wraps int32 and shows as a clamped extreme. */
-typedef struct ChunkCase { int32_t x; int16_t w; int cin; const char *what; } ChunkCase;
+typedef struct ChunkCase { int32_t x; int16_t w; int cin; const char *what; int32_t xo; } ChunkCase;
 static const ChunkCase chunk_cases[] = {
     /* one half (|x| <= 32767), w = 2047: 2047 * 30855 * 34 <= INT32_MAX < ... * 35, so 17
      * steps per chunk; 30856 is just above that bound (16 steps) */
-    { 30855, 2047, 8, "one half, 17 steps (bound met exactly)" },
-    { 30856, 2047, 8, "one half, 16 steps (just above)" },
-    { -30855, 2047, 8, "one half, negative, 17 steps" },
-    { 30855, -2048, 8, "one half, w -2048" },
-    { 32767, -2048, 8, "one half, |x| 32767" },
+    { 30855, 2047, 8, "one half, 17 steps (bound met exactly)", 0 },
+    { 30856, 2047, 8, "one half, 16 steps (just above)", 0 },
+    { -30855, 2047, 8, "one half, negative, 17 steps", 0 },
+    { 30855, -2048, 8, "one half, w -2048", 0 },
+    { 32767, -2048, 8, "one half, |x| 32767", 0 },
     /* two halves, S = 12 (|x| up to 2^23). x = -2047 * 4096 - 2048 has lo = -2048 and
      * hi = -2047; with w = -2048 every lo product is 2^22: 255 steps (510 terms) fit */
-    { -2047 * 4096 - 2048, -2048, 64, "two halves, lo 255 steps of 2^22 (met exactly)" },
+    { -2047 * 4096 - 2048, -2048, 64, "two halves, lo 255 steps of 2^22 (met exactly)", 0 },
     /* w = 2047: hi bounded by 2049 gives 256 steps (512 * 2047 * 2049 <= INT32_MAX), by 2050
      * 255 steps. x = 2048 * 4096 + 2048 has hi = 2049 = its bound (x >> 12) + 1 and lo = -2048:
      * the bound met exactly; x = 2049 * 4096 (beyond the activation range, which the kernels
      * define too) is just above it */
-    { 2048 * 4096 + 2048, 2047, 64, "two halves, hi 2049, 256 steps (met exactly)" },
-    { 2049 * 4096, 2047, 64, "two halves, hi bound 2050, 255 steps (just above)" },
-    { WAI_ACT_MAX, 2047, 64, "two halves, x = ACT_MAX" },
-    { WAI_ACT_MIN, -2048, 64, "two halves, x = ACT_MIN, w = -2048" },
-    { 32768, 2047, 16, "two halves, |x| 32768" },
+    { 2048 * 4096 + 2048, 2047, 64, "two halves, hi 2049, 256 steps (met exactly)", 0 },
+    { 2049 * 4096, 2047, 64, "two halves, hi bound 2050, 255 steps (just above)", 0 },
+    { WAI_ACT_MAX, 2047, 64, "two halves, x = ACT_MAX", 0 },
+    { WAI_ACT_MIN, -2048, 64, "two halves, x = ACT_MIN, w = -2048", 0 },
+    { 32768, 2047, 16, "two halves, |x| 32768", 0 },
+    /* the outlier form: x = 32767 but one element xo (channel 0, the centre of a 9x9 input):
+     * 1 of 648, so the call clamps it to 32767 and adds the rest. With w = 2047 the clamped half takes 16
+     * steps (32 * 2047 * 32767 <= INT32_MAX), 17 would wrap */
+    { 32767, 2047, 8, "outlier form, 16 steps (met exactly)", 40000 },
+    { 32767, -2048, 8, "outlier form, w -2048, xo ACT_MIN", WAI_ACT_MIN },
+    { -32767, 2047, 8, "outlier form, xo INT32_MAX", INT32_MAX },
+    { -32767, -2048, 8, "outlier form, xo -32768", -32768 },
 };
 #define N_CHUNK_CASES ((int)(sizeof(chunk_cases) / sizeof(chunk_cases[0])))
 
@@ -209,8 +226,9 @@ static void make_chunk(Case *c, const ChunkCase *cc)
     l->kh = l->kw = 3;
     l->stride = 1;
     l->pad = 1;
-    c->ih = c->iw = c->oh = c->ow = 5;
-    const size_t nw = (size_t)l->cout * l->cin * 9, nin = (size_t)l->cin * 25;
+    const int side = cc->xo ? 9 : 5;
+    c->ih = c->iw = c->oh = c->ow = side;
+    const size_t nw = (size_t)l->cout * l->cin * 9, nin = (size_t)l->cin * side * side;
     l->weight = malloc(nw * sizeof(*l->weight));
     l->shift = calloc((size_t)l->cout, 1);
     l->bias = malloc((size_t)l->cout * sizeof(*l->bias));
@@ -218,6 +236,7 @@ static void make_chunk(Case *c, const ChunkCase *cc)
     for (size_t e = 0; e < nw; e++) l->weight[e] = cc->w;
     for (int o = 0; o < l->cout; o++) l->bias[o] = -(int64_t)9 * l->cin * cc->x * cc->w + o;
     for (size_t e = 0; e < nin; e++) c->in[e] = cc->x;
+    if (cc->xo) c->in[side * side / 2] = cc->xo;
     snprintf(c->desc, sizeof(c->desc), "chunk %s: conv %d->4 k3, x %" PRId32 ", w %d", cc->what,
              l->cin, cc->x, cc->w);
 }
@@ -271,12 +290,15 @@ static void make_igdn(Case *c, int xmode)
     l->gamma = malloc((size_t)C * C * sizeof(*l->gamma));
     const size_t n = (size_t)C * c->ih * c->iw;
     c->in = malloc(n * sizeof(*c->in));
-    const int gmode = (int)rr(0, 2);
+    const int gmode = (int)rr(0, 3);
     for (int i = 0; i < C; i++)
         l->beta[i] = rr(0, 3) ? rr(0, (int64_t)1 << 60) : (rr(0, 1) ? (int64_t)1 << 60 : 0);
     for (size_t e = 0; e < (size_t)C * C; e++)
         l->gamma[e] = gmode == 0 ? (int32_t)rr(0, (1 << 17) - 1)
-                    : gmode == 1 ? (int32_t)rr(0, 8000) : (rr(0, 1) ? (1 << 17) - 1 : 0);
+                    : gmode == 1 ? (int32_t)rr(0, 8000)
+                    : gmode == 2 ? (rr(0, 1) ? (1 << 17) - 1 : 0)
+                    /* mostly zeros, as trained gamma is: the fast sets' sparse form */
+                    : rr(0, 7) ? 0 : (int32_t)rr(0, rr(0, 1) ? 8000 : (1 << 17) - 1);
     /* x beyond the activation range is not an IGDN input the graph produces, but the
      * reference defines it; keep |x| <= 2^31 - 1 anyway */
     for (size_t e = 0; e < n; e++) c->in[e] = rand_x(xmode);

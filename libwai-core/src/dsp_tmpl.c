@@ -458,8 +458,12 @@ static void convt_k(const WaiLayer *l, const int32_t *in, int ih, int iw, int32_
 }
 
 /* IGDN (spec 5.5) as a product gamma[C][C] x x2[C][positions]: the same tile kernel with one
- * term per input channel. Exact in double while max x2 * max gamma * C <= 2^53. */
+ * term per input channel. Exact in double while max x2 * max gamma * C <= 2^53.
+ * Trained gamma is mostly zeros (83-97 % in the shipped models): where at most half of it is
+ * nonzero, each output channel sums only its nonzero terms (a zero gamma adds an exact 0 in
+ * the reference), IGDN_SP_MB vectors of positions at a time. */
 #define IGDN_CHUNK 256
+#define IGDN_SP_MB 8
 
 /* floor(sqrt(n)) for 0 <= n < 2^62, the same integer as wai_isqrt64 (there is one floor).
  * (double)n is within 2^-53 relative of n, so the truncated root is within 1 of the floor
@@ -473,15 +477,100 @@ static inline int64_t isqrt_small(int64_t n)
     return r;
 }
 
+/* The epilogue of spec 5.5 for nt positions: x = clamp(rshr(x * isqrt(sum + beta), shift)),
+ * sum the exact gamma x x2 sum of each position (a double holding an integer < 2^52). */
+static inline void igdn_out(int32_t *restrict xi, const int32_t *restrict ci,
+                            const double *restrict rn, int nt, int64_t beta, unsigned shift)
+{
+    for (int t = 0; t < nt; t++) {
+        const int64_t rt = isqrt_small((int64_t)rn[t] + beta); /* < 2^60 + 2^52: it holds */
+        xi[t] = wai_clamp_act(wai_rshr(ci[t] * rt, shift));
+    }
+}
+
+/* igdn_fast's sparse form (bounds checked by the caller): per output channel i, the sum over
+ * its nonzero gamma[i][j] only, in order of j. */
+static int igdn_sparse(const WaiLayer *l, int32_t *x, int h, int w, int y0, int y1, size_t nnz)
+{
+    const int C = l->cin, tw = IGDN_SP_MB * VLEN;
+    const int P = (IGDN_CHUNK + tw - 1) / tw * tw;
+    const size_t plane = (size_t)h * w;
+    const unsigned shift = 6 + (unsigned)l->gamma_shift / 2;
+    int *rs = malloc(((size_t)C + 1) * sizeof(int));
+    int *sj = malloc((nnz ? nnz : 1) * sizeof(int));
+    double *sg = malloc((nnz ? nnz : 1) * sizeof(double));
+    double *xp = malloc((size_t)C * P * sizeof(double));
+    int32_t *xc = malloc((size_t)C * P * sizeof(int32_t)); /* as in igdn_fast */
+    int r = -1;
+    if (!rs || !sj || !sg || !xp || !xc) goto end;
+    rs[0] = 0;
+    for (int i = 0, e = 0; i < C; i++) {
+        for (int j = 0; j < C; j++) {
+            const int32_t g = l->gamma[(size_t)i * C + j];
+            if (g) {
+                sj[e] = j;
+                sg[e++] = g;
+            }
+        }
+#ifdef WAI_PLANTED_FAULT_FAST_IGDN_SPARSE
+        if (e > rs[i]) e--; /* planted: each row's last nonzero gamma is dropped */
+#endif
+        rs[i + 1] = e;
+    }
+    const size_t p0 = (size_t)y0 * w, p1 = (size_t)y1 * w;
+    for (size_t pa = p0; pa < p1; pa += P) {
+        const int np = (int)(p1 - pa < (size_t)P ? p1 - pa : (size_t)P);
+        for (int j = 0; j < C; j++) {
+            const int32_t *src = x + j * plane + pa;
+            double *dst = xp + (size_t)j * P;
+            int32_t *cp = xc + (size_t)j * P;
+            int t = 0;
+            for (; t < np; t++) {
+                cp[t] = src[t];
+                dst[t] = (double)(((int64_t)src[t] * src[t] + (1 << 11)) >> 12);
+            }
+            for (; t < P; t++) dst[t] = 0;
+        }
+        for (int i = 0; i < C; i++)
+            for (int t0 = 0; t0 < np; t0 += tw) {
+                vd acc[IGDN_SP_MB];
+                UNROLL for (int b = 0; b < IGDN_SP_MB; b++) acc[b] = (vd){ 0 };
+                for (int e = rs[i]; e < rs[i + 1]; e++) {
+                    const double *xj = xp + (size_t)sj[e] * P + t0;
+                    SPLAT(g, sg[e]);
+                    UNROLL for (int b = 0; b < IGDN_SP_MB; b++) {
+                        vd xv;
+                        memcpy(&xv, xj + b * VLEN, sizeof(vd));
+                        acc[b] += xv * g;
+                    }
+                }
+                double res[IGDN_SP_MB * VLEN];
+                memcpy(res, acc, sizeof(res));
+                igdn_out(x + i * plane + pa + t0, xc + (size_t)i * P + t0, res, imin(tw, np - t0),
+                         l->beta[i], shift);
+            }
+    }
+    r = 0;
+end:
+    free(rs);
+    free(sj);
+    free(sg);
+    free(xp);
+    free(xc);
+    return r;
+}
+
 static int igdn_fast(const WaiLayer *l, int32_t *x, int h, int w, int y0, int y1)
 {
     if (y0 >= y1) return 0;
     const int C = l->cin;
     if (C < 1 || C > 512 || l->gamma_shift < 0 || l->gamma_shift > 48) return -1;
     int64_t gmax = 0;
+    size_t nnz = 0;
     for (size_t e = 0; e < (size_t)C * C; e++) {
         if (l->gamma[e] < 0) return -1;
         gmax = gmax > l->gamma[e] ? gmax : l->gamma[e];
+        nnz += l->gamma[e] != 0;
     }
     for (int i = 0; i < C; i++)
         if (l->beta[i] < 0 || l->beta[i] > BIAS_MAX) return -1;
@@ -489,6 +578,7 @@ static int igdn_fast(const WaiLayer *l, int32_t *x, int h, int w, int y0, int y1
     const int64_t amax = max_abs_rows(x, C, h, w, y0, y1);
     const double x2max = (double)((amax * amax + (1 << 11)) >> 12); /* amax <= 2^31 */
     if (x2max * (double)gmax * C > EXACT_MAX) return -1;
+    if (nnz * 2 <= (size_t)C * C) return igdn_sparse(l, x, h, w, y0, y1, nnz);
 
     const int small = C <= NB_SMALL;
     const int nb = small ? NB_SMALL : NB_MAIN, tw = (small ? MB_SMALL : MB_MAIN) * VLEN;
@@ -537,12 +627,7 @@ static int igdn_fast(const WaiLayer *l, int32_t *x, int h, int w, int y0, int y1
                     const int i = ob * nb + n;
                     int32_t *xi = x + i * plane + pa + t0;
                     const int32_t *ci = xc + (size_t)i * P + t0; /* the same values as xi */
-                    const double *rn = res + (size_t)n * tw;
-                    const int64_t beta = l->beta[i]; /* n < 2^60 + 2^52: isqrt_small holds */
-                    for (int t = 0; t < nt; t++) {
-                        const int64_t rt = isqrt_small((int64_t)rn[t] + beta);
-                        xi[t] = wai_clamp_act(wai_rshr(ci[t] * rt, shift));
-                    }
+                    igdn_out(xi, ci, res + (size_t)n * tw, nt, l->beta[i], shift);
                 }
             }
         }

@@ -229,18 +229,29 @@ static int split_jobs(const WaiDsp *dsp, WaiPool **pool, double work, int64_t ma
     return max_jobs >= 0 && max_jobs < bands ? (int)max_jobs : bands;
 }
 
+/* The kernel set's preparation of a conv or convT layer (WaiDsp.prep_layer), or NULL. */
+static void *layer_prep(const WaiDsp *dsp, const WaiLayer *l)
+{
+    if (!dsp->prep_layer || !dsp->prep_free ||
+        (l->type != WAI_LAYER_CONV && l->type != WAI_LAYER_CONVT))
+        return NULL;
+    return dsp->prep_layer(l);
+}
+
 /* *pool is started at the first layer worth splitting (a small list never starts threads);
  * if it cannot start, every layer runs on the calling thread, with the same result. Output
- * rows [row0, row1) of conv, convT and IGDN are computed; leaky ReLU does all n_out. */
-static void run_layer(const WaiDsp *dsp, WaiPool **pool, const WaiLayer *l, const int32_t *in,
-                      WaiShape s, int32_t *out, WaiShape os, size_t n_out, int row0, int row1)
+ * rows [row0, row1) of conv, convT and IGDN are computed; leaky ReLU does all n_out. kept: the
+ * layer's preparation made by the caller (layer_prep, kept across stripes), or NULL: one is
+ * made and freed here. */
+static void run_layer_kept(const WaiDsp *dsp, WaiPool **pool, const WaiLayer *l,
+                           const int32_t *in, WaiShape s, int32_t *out, WaiShape os,
+                           size_t n_out, int row0, int row1, void *kept)
 {
     LayerWork w = { dsp, l, in, s, os, out, n_out, row0, row1 - row0, 1 };
-    /* the kernel set's per-layer preparation, shared by the bands (in a copy of the layer) */
+    /* the preparation is shared by the bands (in a copy of the layer) */
     WaiLayer lc;
-    void *prep = NULL;
-    if (dsp->prep_layer && dsp->prep_free &&
-        (l->type == WAI_LAYER_CONV || l->type == WAI_LAYER_CONVT) && (prep = dsp->prep_layer(l))) {
+    void *prep = kept ? kept : layer_prep(dsp, l);
+    if (prep) {
         lc = *l;
         lc.prep = prep;
         w.l = &lc;
@@ -249,7 +260,13 @@ static void run_layer(const WaiDsp *dsp, WaiPool **pool, const WaiLayer *l, cons
     w.n_jobs = split_jobs(dsp, pool, layer_work(l, os, n_out) * (l->type == WAI_LAYER_LRELU ? 1 : part),
                           l->type == WAI_LAYER_LRELU ? -1 : (int64_t)(row1 - row0));
     wai_pool_run(*pool, layer_band, &w, w.n_jobs);
-    if (prep) dsp->prep_free(prep);
+    if (prep && !kept) dsp->prep_free(prep);
+}
+
+static void run_layer(const WaiDsp *dsp, WaiPool **pool, const WaiLayer *l, const int32_t *in,
+                      WaiShape s, int32_t *out, WaiShape os, size_t n_out, int row0, int row1)
+{
+    run_layer_kept(dsp, pool, l, in, s, out, os, n_out, row0, row1, NULL);
 }
 
 /* wai_run_layers() with the caller's pool: *pool may be started here (run_layer) and is left
@@ -520,6 +537,8 @@ typedef struct Stripes {
     WaiShape *shape;       /* shape[k]: input of layer k; shape[n]: the list's output */
     int *r0, *r1, *base;   /* per layer input k: rows [r0, r1); base: see stripe_window */
     size_t cap;            /* int32 elements of each of the two stripe buffers */
+    void **prep;           /* run_stripes: layer k's kernel preparation, made at its first
+                            * stripe and kept for the others (NULL: none) */
 } Stripes;
 
 /* The windows of every layer for output rows [y0, y1), and the largest buffer they need. */
@@ -617,7 +636,7 @@ static void rgb_rows(void *ctx, uint32_t r0, uint32_t r1)
 
 /* One stripe: output rows [st->r0[n], st->r1[n]) (planned by stripe_plan) of the list on the
  * whole input `in` (shape st->shape[0]), into one of the two buffers: *out, of shape *os. */
-static int run_stripe(const WaiDsp *dsp, WaiPool **pool, const Stripes *st, const int32_t *in,
+static int run_stripe(const WaiDsp *dsp, WaiPool **pool, Stripes *st, const int32_t *in,
                       int32_t *buf[2], const int32_t **out, WaiShape *os_out)
 {
     const WaiLayer *layers = st->layers;
@@ -642,7 +661,8 @@ static int run_stripe(const WaiDsp *dsp, WaiPool **pool, const Stripes *st, cons
         /* rows [a, b) of the window's output are the next window */
         const int a = st->r0[k + 1] - st->base[k], b = st->r1[k + 1] - st->base[k];
         if (a < 0 || b > os.h || a >= b) return WAI_ERR_INTERNAL;
-        run_layer(dsp, pool, l, cur, s, spare, os, ne, a, b);
+        if (st->prep && !st->prep[k]) st->prep[k] = layer_prep(dsp, l);
+        run_layer_kept(dsp, pool, l, cur, s, spare, os, ne, a, b, st->prep ? st->prep[k] : NULL);
         /* keep only those rows, plane after plane (each move goes to a lower address) */
         const size_t keep = (size_t)(b - a) * os.w;
         if (a || b != os.h)
@@ -666,7 +686,7 @@ static int stripes_setup(const WaiLayer *layers, uint32_t n, WaiShape in, int y0
                          int rows, Stripes *st)
 {
     int r;
-    *st = (Stripes){ layers, n, NULL, NULL, NULL, NULL, 0 };
+    *st = (Stripes){ layers, n, NULL, NULL, NULL, NULL, 0, NULL };
     st->shape = malloc((n + 1) * sizeof(*st->shape));
     st->r0 = malloc((n + 1) * 3 * sizeof(int));
     if (!st->shape || !st->r0) return WAI_ERR_NOMEM;
@@ -723,6 +743,8 @@ static int run_stripes(const WaiDsp *dsp, WaiPool **pool, Stripes *st, const int
 {
     int32_t *buf[2] = { malloc(st->cap * sizeof(int32_t)), malloc(st->cap * sizeof(int32_t)) };
     int r = buf[0] && buf[1] ? 0 : WAI_ERR_NOMEM;
+    /* without it every stripe prepares its layers itself (the same result) */
+    st->prep = calloc(st->n ? st->n : 1, sizeof(*st->prep));
     for (int y0 = y_start; !r && y0 < y_end; y0 += rows) {
         const int y1 = y_end - y0 < rows ? y_end : y0 + rows;
         const int32_t *out;
@@ -735,6 +757,11 @@ static int run_stripes(const WaiDsp *dsp, WaiPool **pool, Stripes *st, const int
     }
     free(buf[0]);
     free(buf[1]);
+    if (st->prep)
+        for (uint32_t k = 0; k < st->n; k++)
+            if (st->prep[k]) dsp->prep_free(st->prep[k]);
+    free(st->prep);
+    st->prep = NULL;
     stripes_free(st);
     return r;
 }

@@ -11,14 +11,30 @@
  *    x = hi * 2^S + lo with lo in [-2^(S-1), 2^(S-1)) and hi = (x + 2^(S-1)) >> S, so
  *    |hi| <= (max|x| >> S) + 1, which must be <= 32767 (else the call declines). Then
  *    sum w x = 2^S * sum w hi + sum w lo, an identity of integers.
- *  - Each half's sum over the K terms of an output is cut into chunks of at most 2P terms
- *    (P vpdpwssd steps), P = floor(floor(INT32_MAX / (max|w| * max|half|)) / 2), with max|w|
- *    over the layer's weights and max|half| from the call's max |x| as above. Every partial
- *    sum inside a chunk is then a sum of at most INT32_MAX / (max|w| * max|half|) products
- *    of magnitude <= max|w| * max|half|: it fits int32, so no lane ever wraps and each chunk
- *    sum is the exact integer. Chunk sums are sign-extended and added in int64 (|sum| < 2^62
+ *  - Each half's sum over the K steps (pairs of terms) of an output is cut into chunks of P
+ *    vpdpwssd steps (the last one shorter), and every partial sum inside a chunk must fit
+ *    int32. Two bounds give a P, and the larger is taken (either alone suffices):
+ *     - P = floor(floor(INT32_MAX / (max|w| * max|half|)) / 2), with max|w| over the layer's
+ *       weights: a partial sum of a chunk is then a sum of at most INT32_MAX /
+ *       (max|w| * max|half|) products of magnitude <= max|w| * max|half|;
+ *     - the weights' own sizes: L(P), made once per layer, is the largest sum of |w| over the
+ *       2P weights of one output channel in one chunk (chunks start at step 0, P, 2P, ...),
+ *       over the channels, chunks and phases, for P a power of two or K; a partial sum is then
+ *       at most L(P) * max|half|, so P qualifies when L(P) * max|half| <= INT32_MAX. Trained
+ *       weights are far below max|w| on average, so chunks are 4-8x longer than the first
+ *       bound gives and fewer accumulators are widened.
+ *    With max|half| from the call's max |x| as above, no lane ever wraps and each chunk sum
+ *    is the exact integer. Chunk sums are sign-extended and added in int64 (|sum| < 2^62
  *    for |x| < 2^30, |w| <= 2^15, K <= 512 * 225), then the halves are combined, bias, rshr
  *    and clamp done in int64 exactly as in the reference.
+ *  - Outliers: where only a few activations of the call pass 32767 (at most 1 in
+ *    VN_OUTLIER_DIV of the elements it reads), x = c + e with c = x clamped to
+ *    [-32767, 32767] and e = x - c (nonzero for those few). The tiles take c as one half
+ *    (max|half| = 32767 for the chunks); each e is added to the int64 sums of the outputs it
+ *    has a term in, e * w for the same weight and tap the tile used for c: the same terms, so
+ *    the same integer sum (every partial sum within 2^15 * 2^31 per term times at most
+ *    2 * 512 * 225 terms < 2^63, as the reference's). A second full pass over a lo half is
+ *    saved.
  *  - Zero padding and the channel / output-channel padding of the tiles are explicit zeros
  *    (terms 0 * w or x * 0). Any order of exact integer additions gives the same integer.
  * Weights are packed once per layer run (prep_layer, shared by the row bands of graph.c);
@@ -56,6 +72,16 @@ static void vnni_double_init(WaiDsp *dsp);
 /* Relative cost of widening one accumulator to int64 against one vpdpwssd step (for the
  * choice between one and two halves; it changes speed only, never a result). */
 #define VN_WIDEN_COST 6
+/* chunk lengths of VnniPrep.chunk_l1: 2^0 .. 2^(VN_L1_STEPS - 2) steps, then a whole phase
+ * (K <= 256 pairs * 15 * 15 taps < 2^16 steps). Those below 2^VN_L1_FIRST steps are not
+ * computed and never qualify: with 12-bit weights and int16 halves the first bound gives at
+ * least 16 steps. */
+#define VN_L1_STEPS 18
+#define VN_L1_FIRST 4
+/* The outlier form is taken when at most 1 in VN_OUTLIER_DIV of the elements a call reads
+ * pass 32767: each costs about the outputs it reaches times the taps in scalar steps, a
+ * second half costs a whole vector pass (speed only, never a result). */
+#define VN_OUTLIER_DIV 256
 
 static const char vnni_owner; /* tags this set's preparations */
 typedef struct VnniPrep {
@@ -69,6 +95,10 @@ typedef struct VnniPrep {
     size_t wphase[MAXS][MAXS];
     int32_t *wpack;          /* per phase, per block: [K][nb] int16 pairs */
     int64_t wmax;            /* max |w| over the layer */
+    /* chunk_l1[j]: the largest sum of |w| over one output channel's weights in one chunk of
+     * 2^j steps (j = VN_L1_STEPS - 1: of any length, a whole phase), over every channel,
+     * chunk and phase (the top of the file) */
+    int64_t chunk_l1[VN_L1_STEPS];
 } VnniPrep;
 
 static void vnni_prep_free(void *p)
@@ -118,6 +148,15 @@ static VnniPrep *vnni_prep_make(const WaiLayer *l, int transposed)
         wmax = a > wmax ? a : wmax;
     }
     v->wmax = wmax;
+    int kmax = 0;
+    for (int a = 0; a < s; a++)
+        for (int b = 0; b < s; b++) kmax = imax(kmax, v->K[a][b]);
+    int64_t *pre = malloc(((size_t)kmax + 1) * sizeof(int64_t));
+    if (!pre) {
+        vnni_prep_free(v);
+        return NULL;
+    }
+    for (int j = 0; j < VN_L1_FIRST; j++) v->chunk_l1[j] = INT64_MAX; /* not computed */
     for (int a = 0; a < s; a++)
         for (int b = 0; b < s; b++) {
             int32_t *dst = v->wpack + v->wphase[a][b];
@@ -137,7 +176,25 @@ static VnniPrep *vnni_prep_make(const WaiLayer *l, int transposed)
                                 }
                                 dst[((size_t)ob * K + k) * v->nb + n] = (int32_t)pair16(w0, w1);
                             }
+            for (int ob = 0; ob < v->nob; ob++)
+                for (int n = 0; n < v->nb; n++) {
+                    /* pre[k]: the sum of |w| over this channel's steps before k */
+                    pre[0] = 0;
+                    for (int k = 0; k < K; k++) {
+                        const uint32_t pr = (uint32_t)dst[((size_t)ob * K + k) * v->nb + n];
+                        const int a0 = (int16_t)(pr & 0xffff), a1 = (int16_t)(pr >> 16);
+                        pre[k + 1] = pre[k] + (a0 < 0 ? -a0 : a0) + (a1 < 0 ? -a1 : a1);
+                    }
+                    for (int j = VN_L1_FIRST; j < VN_L1_STEPS; j++) {
+                        const int P = j < VN_L1_STEPS - 1 ? 1 << j : K;
+                        for (int k0 = 0; k0 < K; k0 += P) {
+                            const int64_t sum = pre[imin(K, k0 + P)] - pre[k0];
+                            if (sum > v->chunk_l1[j]) v->chunk_l1[j] = sum;
+                        }
+                    }
+                }
         }
+    free(pre);
     return v;
 }
 
@@ -205,10 +262,21 @@ DEF_VTILE(vtile_small, VN_NB_SMALL, VN_MB_SMALL)
 
 typedef void (*VTileFn)(const int32_t *, const ptrdiff_t *, int, int, const int32_t *, int64_t *);
 
+/* An activation past the int16 range in the outlier form: its channel, its place in the
+ * packed chunk (row and column), and e = x - clamp(x, -32767, 32767). */
+typedef struct VnOutlier {
+    int32_t ch, row, col, e;
+} VnOutlier;
+
 typedef struct VnniCall {
     const VnniPrep *v;
     const WaiLayer *l;
     int tw, wpk, prmax, halves, S;
+    int orow0, orow1;        /* outlier form: input rows [orow0, orow1) are the call's */
+    size_t ocap;             /* outlier form (> 0): the call's outliers, at most */
+    VnOutlier *ol, *osort;   /* a chunk's outliers, as found and by bucket */
+    int *obk;                /* bucket starts: bucket = packed row * nbk + column / tw */
+    int nbk;
     int P[2];                /* chunk length (vpdpwssd steps) of each half */
     size_t cs;               /* packed channel-pair stride (int32 pairs) */
     VTileFn tile;
@@ -219,6 +287,9 @@ typedef struct VnniCall {
 
 static void vnni_call_free(VnniCall *c)
 {
+    free(c->ol);
+    free(c->osort);
+    free(c->obk);
     for (int h = 0; h < 2; h++) {
         free(c->xpack[h]);
         free(c->res[h]);
@@ -260,9 +331,10 @@ static inline void split_x(int32_t x, int halves, int S, int *h0, int *h1)
 
 /* Packs input rows [rlo, rlo + prmax) and columns [cbase, cbase + wpk) as channel pairs of
  * each half, zeros outside the tensor (and for the missing channel of an odd count). */
-static void vnni_pack_input(const VnniCall *c, const int32_t *in, int ih, int iw, int rlo,
+static void vnni_pack_input(VnniCall *c, const int32_t *in, int ih, int iw, int rlo,
                             int cbase)
 {
+    size_t nol0 = 0, *nol = &nol0;
     const int cin = c->l->cin;
 #ifdef WAI_PLANTED_FAULT_FAST_EDGE
     const int x0 = imax(0, cbase), x1 = imin(iw, cbase + c->wpk - 1);
@@ -286,7 +358,34 @@ static void vnni_pack_input(const VnniCall *c, const int32_t *in, int ih, int iw
                 d0[p] = 0;
                 if (d1) d1[p] = 0;
             }
-            if (c->halves == 1) {
+            if (c->ocap) {
+                /* clamped, then (rarely) the outliers, kept for the call's rows only (the
+                 * tiles read no others) */
+                const int p0 = p;
+                int32_t any = 0;
+                if (s1)
+                    for (int x = x0; x < x1; x++, p++) {
+                        const int32_t a = s0[x], b = s1[x];
+                        const int32_t ca = a > 32767 ? 32767 : a < -32767 ? -32767 : a;
+                        const int32_t cb = b > 32767 ? 32767 : b < -32767 ? -32767 : b;
+                        d0[p] = (int32_t)pair16(ca, cb);
+                        any |= (a ^ ca) | (b ^ cb);
+                    }
+                else
+                    for (int x = x0; x < x1; x++, p++) {
+                        const int32_t a = s0[x];
+                        const int32_t ca = a > 32767 ? 32767 : a < -32767 ? -32767 : a;
+                        d0[p] = (int32_t)pair16(ca, 0);
+                        any |= a ^ ca;
+                    }
+                if (any && iy >= c->orow0 && iy < c->orow1)
+                    for (int x = x0, q = p0; x < x1; x++, q++)
+                        for (int h = 0; h < 2; h++) {
+                            const int32_t a = h ? (s1 ? s1[x] : 0) : s0[x];
+                            const int32_t ca = a > 32767 ? 32767 : a < -32767 ? -32767 : a;
+                            if (a != ca) c->ol[(*nol)++] = (VnOutlier){ 2 * i + h, r, q, a - ca };
+                        }
+            } else if (c->halves == 1) {
                 if (s1)
                     for (int x = x0; x < x1; x++, p++) d0[p] = (int32_t)pair16(s0[x], s1[x]);
                 else
@@ -305,6 +404,53 @@ static void vnni_pack_input(const VnniCall *c, const int32_t *in, int ih, int iw
                 if (d1) d1[p] = 0;
             }
         }
+    if (c->ocap) { /* the chunk's outliers by bucket (a counting sort) */
+        const int nbuck = c->prmax * c->nbk;
+        for (int b = 0; b <= nbuck; b++) c->obk[b] = 0;
+        for (size_t e = 0; e < nol0; e++) c->obk[c->ol[e].row * c->nbk + c->ol[e].col / c->tw + 1]++;
+        for (int b = 0; b < nbuck; b++) c->obk[b + 1] += c->obk[b];
+        for (size_t e = 0; e < nol0; e++) {
+            const VnOutlier *o = &c->ol[e];
+            c->osort[c->obk[o->row * c->nbk + o->col / c->tw]++] = *o;
+        }
+        for (int b = nbuck; b > 0; b--) c->obk[b] = c->obk[b - 1]; /* back to the starts */
+        c->obk[0] = 0;
+    }
+}
+
+/* Outlier form: adds e * w to res[n][t] for every outlier e of the packed chunk with a term
+ * in output m0 + t (t < nt) of the tile's row (phase py, input row qy) and phase px, the tap's
+ * weight w of output channel ob * nb + n, as the tile's step k = (pair, ty, tx) read it. */
+static void vnni_outliers(const VnniCall *c, const int32_t *wp, int py, int px, int qy, int rlo,
+                          int m0c, int nt, int nn, int64_t *res)
+{
+    const VnniPrep *v = c->v;
+    const int ny = v->py.n[py], nx = v->px.n[px], nb = v->nb, tw = c->tw;
+    /* the tile reads packed columns [m0c, m0c + nt + span) */
+    const int span = v->px.dmax - v->px.dmin;
+    const int b0 = m0c / tw, b1 = imin(c->nbk - 1, (m0c + nt - 1 + span) / tw);
+    for (int ty = 0; ty < ny; ty++) {
+        const int row = qy + v->py.d[py][ty] - rlo;
+        if (row < 0 || row >= c->prmax) continue;
+        for (int e = c->obk[row * c->nbk + b0]; e < c->obk[row * c->nbk + b1 + 1]; e++) {
+            const VnOutlier *o = &c->osort[e];
+            const int pair = o->ch >> 1, odd = o->ch & 1;
+            for (int tx = 0; tx < nx; tx++) {
+#ifdef WAI_PLANTED_FAULT_FAST_VNNI_OUTLIER
+                const int t = o->col - (v->px.d[px][tx] - v->px.dmin) - m0c + (tx == nx - 1); /* planted */
+#else
+                const int t = o->col - (v->px.d[px][tx] - v->px.dmin) - m0c;
+#endif
+                if (t < 0 || t >= nt) continue;
+                const int32_t *w = wp + ((size_t)(pair * ny + ty) * nx + tx) * nb;
+                for (int n = 0; n < nn; n++) {
+                    const int32_t pr = w[n];
+                    const int wv = odd ? (int16_t)((uint32_t)pr >> 16) : (int16_t)(pr & 0xffff);
+                    res[(size_t)n * tw + t] += (int64_t)wv * o->e;
+                }
+            }
+        }
+    }
 }
 
 /* Outputs t < nt of a tile row, dst[t * s] for s = 1 or 2: clamp(rshr(r0[t] 2^S + r1[t] + b, sh))
@@ -360,6 +506,7 @@ static void vnni_row(VnniCall *c, int32_t *out, int oh, int ow, int oy, int px, 
             for (int h = 0; h < c->halves; h++)
                 c->tile(wp, c->off[py][px], K, c->P[h], c->xpack[h] + rowoff + (m0 - mc0),
                         c->res[h]);
+            if (c->ocap) vnni_outliers(c, wp, py, px, qy, rlo, m0 - mc0, nt, nn, c->res[0]);
             for (int n = 0; n < nn; n++) {
                 const int o = ob * nb + n;
                 const int64_t *r0 = c->res[0] + (size_t)n * tw;
@@ -379,14 +526,45 @@ static void vnni_row(VnniCall *c, int32_t *out, int oh, int ow, int oy, int px, 
     }
 }
 
-/* Chunk length in vpdpwssd steps for operands bounded by wmax and hmax (see the top). */
-static int chunk_steps(int64_t wmax, int64_t hmax)
+/* How many of the elements in rows [r0, r1) of every channel have |x| > lim. */
+static size_t count_above(const int32_t *in, int cin, int ih, int iw, int r0, int r1, int32_t lim)
+{
+    size_t n = 0;
+    for (int i = 0; i < cin && r0 < r1; i++) {
+        const int32_t *p = in + ((size_t)i * ih + r0) * iw;
+        const size_t m = (size_t)(r1 - r0) * iw;
+        for (size_t e = 0; e < m; e++) n += (p[e] > lim) | (p[e] < -lim);
+    }
+    return n;
+}
+
+/* Chunk length in vpdpwssd steps for operands bounded by wmax and hmax (the first bound at
+ * the top of the file). */
+static int chunk_steps_max(int64_t wmax, int64_t hmax)
 {
     const int64_t m = wmax * hmax; /* <= 2^15 * 2^15 */
     int64_t P = m ? (INT32_MAX / m) / 2 : INT32_MAX / 2;
 #ifdef WAI_PLANTED_FAULT_FAST_VNNI_CHUNK
     P += 1; /* planted: one step too many per chunk */
 #endif
+    return P > INT32_MAX / 2 ? INT32_MAX / 2 : (int)P;
+}
+
+/* The same for a prepared conv layer: the larger of the two bounds. */
+static int chunk_steps(const VnniPrep *v, int64_t hmax)
+{
+    int64_t P = chunk_steps_max(v->wmax, hmax);
+    for (int j = VN_L1_STEPS - 1; j >= 0; j--)
+#ifdef WAI_PLANTED_FAULT_FAST_VNNI_L1
+        if (v->chunk_l1[j] <= (hmax ? (int64_t)INT32_MAX * 2 / hmax : INT64_MAX - 1)) { /* planted: twice the int32 range */
+#else
+        /* L * hmax <= INT32_MAX, without overflow (INT64_MAX: not computed) */
+        if (v->chunk_l1[j] <= (hmax ? INT32_MAX / hmax : INT64_MAX - 1)) {
+#endif
+            const int64_t Pj = j == VN_L1_STEPS - 1 ? INT32_MAX / 2 : (int64_t)1 << j;
+            P = Pj > P ? Pj : P;
+            break;
+        }
     return P > INT32_MAX / 2 ? INT32_MAX / 2 : (int)P;
 }
 
@@ -425,11 +603,22 @@ static int vnni_conv(const WaiLayer *l, const int32_t *in, int ih, int iw, int32
     const int64_t hi_max = (xmax >> S) + 1, lo_max = (int64_t)1 << (S - 1);
     const int two_ok = hi_max <= 32767;
     const int one_ok = xmax <= 32767;
-    if (!two_ok && !one_ok) goto end;
-    const int P1 = chunk_steps(v->wmax, xmax), Phi = chunk_steps(v->wmax, hi_max),
-              Plo = chunk_steps(v->wmax, lo_max);
-    if (one_ok && (!two_ok || 1.0 + (double)VN_WIDEN_COST / P1 <=
-                                  2.0 + (double)VN_WIDEN_COST / Phi + (double)VN_WIDEN_COST / Plo)) {
+    size_t nout = 0;
+    const int ra = imax(r0, 0), rb = imin(r1, ih);
+    if (!one_ok) {
+        nout = count_above(in, l->cin, ih, iw, ra, rb, 32767);
+        if (nout * VN_OUTLIER_DIV > (size_t)l->cin * (size_t)(rb - ra) * (size_t)iw) nout = 0;
+    }
+    if (!two_ok && !one_ok && !nout) goto end;
+    const int P1 = chunk_steps(v, xmax), Phi = chunk_steps(v, hi_max), Plo = chunk_steps(v, lo_max);
+    if (nout) { /* the outlier form (the top of the file) */
+        c.halves = 1;
+        c.P[0] = chunk_steps(v, 32767);
+        c.ocap = nout;
+        c.orow0 = ra;
+        c.orow1 = rb;
+    } else if (one_ok && (!two_ok || 1.0 + (double)VN_WIDEN_COST / P1 <=
+                                         2.0 + (double)VN_WIDEN_COST / Phi + (double)VN_WIDEN_COST / Plo)) {
         c.halves = 1;
         c.P[0] = P1;
     } else {
@@ -445,6 +634,12 @@ static int vnni_conv(const WaiLayer *l, const int32_t *in, int ih, int iw, int32
         if (!(c.xpack[h] = malloc(((size_t)v->cp * c.cs + 64) * sizeof(int32_t)))) goto end;
         memset(c.xpack[h] + (size_t)v->cp * c.cs, 0, 64 * sizeof(int32_t));
         if (!(c.res[h] = malloc((size_t)v->nb * c.tw * sizeof(int64_t)))) goto end;
+    }
+    if (c.ocap) {
+        c.nbk = (c.wpk + c.tw - 1) / c.tw;
+        if (!(c.ol = malloc(c.ocap * sizeof(*c.ol))) || !(c.osort = malloc(c.ocap * sizeof(*c.osort))) ||
+            !(c.obk = malloc(((size_t)c.prmax * c.nbk + 1) * sizeof(*c.obk))))
+            goto end;
     }
 
     const int mtot = (ow + s - 1) / s;
@@ -495,11 +690,14 @@ static int vnni_igdn(const WaiLayer *l, int32_t *x, int h, int w, int y0, int y1
     const int C = l->cin;
     if (C < 1 || C > 512 || l->gamma_shift < 0 || l->gamma_shift > 48) return -1;
     int64_t gmax = 0;
+    size_t nnz = 0;
     for (size_t e = 0; e < (size_t)C * C; e++) {
         if (l->gamma[e] < 0) return -1;
         gmax = gmax > l->gamma[e] ? gmax : l->gamma[e];
+        nnz += l->gamma[e] != 0;
     }
-    if (gmax > 32767) return -1;
+    /* a sparse gamma: dsp_tmpl.c's sparse double form does fewer steps than any dense tile */
+    if (gmax > 32767 || nnz * 2 <= (size_t)C * C) return -1;
     for (int i = 0; i < C; i++)
         if (l->beta[i] < 0 || l->beta[i] > BIAS_MAX) return -1;
     const size_t plane = (size_t)h * w;
@@ -512,8 +710,8 @@ static int vnni_igdn(const WaiLayer *l, int32_t *x, int h, int w, int y0, int y1
     const int one_ok = x2max <= 32767, two_ok = hi_max <= 32767;
     if (!one_ok && !two_ok) return -1;
     int halves, P[2] = { 0, 0 };
-    const int P1 = chunk_steps(gmax, x2max), Phi = chunk_steps(gmax, hi_max),
-              Plo = chunk_steps(gmax, lo_max);
+    const int P1 = chunk_steps_max(gmax, x2max), Phi = chunk_steps_max(gmax, hi_max),
+              Plo = chunk_steps_max(gmax, lo_max);
     if (one_ok && (!two_ok || 1.0 + (double)VN_WIDEN_COST / P1 <=
                                   2.0 + (double)VN_WIDEN_COST / Phi + (double)VN_WIDEN_COST / Plo)) {
         halves = 1;
