@@ -488,6 +488,26 @@ static inline void igdn_out(int32_t *restrict xi, const int32_t *restrict ci,
     }
 }
 
+/* A chunk of positions [pa, pa + np) of every channel j: x2 (spec 5.5) into xp[j][0..P),
+ * zeros after np, and x itself into xc[j] (a contiguous copy: the channel planes are often a
+ * multiple of 64 KiB apart, so the chunk's lines of all channels compete for the same cache
+ * sets and would be read again from far away by the last step). */
+static void igdn_chunk_x2(const int32_t *x, int C, size_t plane, size_t pa, int np, int P,
+                          double *restrict xp, int32_t *restrict xc)
+{
+    for (int j = 0; j < C; j++) {
+        const int32_t *src = x + j * plane + pa;
+        double *dst = xp + (size_t)j * P;
+        int32_t *cp = xc + (size_t)j * P;
+        int t = 0;
+        for (; t < np; t++) {
+            cp[t] = src[t];
+            dst[t] = (double)(((int64_t)src[t] * src[t] + (1 << 11)) >> 12);
+        }
+        for (; t < P; t++) dst[t] = 0;
+    }
+}
+
 /* igdn_fast's sparse form (bounds checked by the caller): per output channel i, the sum over
  * its nonzero gamma[i][j] only, in order of j. */
 static int igdn_sparse(const WaiLayer *l, int32_t *x, int h, int w, int y0, int y1, size_t nnz)
@@ -500,7 +520,7 @@ static int igdn_sparse(const WaiLayer *l, int32_t *x, int h, int w, int y0, int 
     int *sj = malloc((nnz ? nnz : 1) * sizeof(int));
     double *sg = malloc((nnz ? nnz : 1) * sizeof(double));
     double *xp = malloc((size_t)C * P * sizeof(double));
-    int32_t *xc = malloc((size_t)C * P * sizeof(int32_t)); /* as in igdn_fast */
+    int32_t *xc = malloc((size_t)C * P * sizeof(int32_t)); /* igdn_chunk_x2 */
     int r = -1;
     if (!rs || !sj || !sg || !xp || !xc) goto end;
     rs[0] = 0;
@@ -520,17 +540,7 @@ static int igdn_sparse(const WaiLayer *l, int32_t *x, int h, int w, int y0, int 
     const size_t p0 = (size_t)y0 * w, p1 = (size_t)y1 * w;
     for (size_t pa = p0; pa < p1; pa += P) {
         const int np = (int)(p1 - pa < (size_t)P ? p1 - pa : (size_t)P);
-        for (int j = 0; j < C; j++) {
-            const int32_t *src = x + j * plane + pa;
-            double *dst = xp + (size_t)j * P;
-            int32_t *cp = xc + (size_t)j * P;
-            int t = 0;
-            for (; t < np; t++) {
-                cp[t] = src[t];
-                dst[t] = (double)(((int64_t)src[t] * src[t] + (1 << 11)) >> 12);
-            }
-            for (; t < P; t++) dst[t] = 0;
-        }
+        igdn_chunk_x2(x, C, plane, pa, np, P, xp, xc);
         for (int i = 0; i < C; i++)
             for (int t0 = 0; t0 < np; t0 += tw) {
                 vd acc[IGDN_SP_MB];
@@ -590,9 +600,6 @@ static int igdn_fast(const WaiLayer *l, int32_t *x, int h, int w, int y0, int y1
     double *xp = malloc((size_t)C * P * sizeof(double));
     double *res = malloc((size_t)nb * tw * sizeof(double));
     ptrdiff_t *off = malloc((size_t)C * sizeof(ptrdiff_t));
-    /* a contiguous copy of the chunk's x: the channel planes are often a multiple of 64 KiB
-     * apart, so the chunk's lines of all channels compete for the same cache sets and would
-     * be read again from far away by the last step */
     int32_t *xc = malloc((size_t)C * P * sizeof(int32_t));
     int r = -1;
     if (!gp || !xp || !res || !off || !xc) goto end;
@@ -607,17 +614,7 @@ static int igdn_fast(const WaiLayer *l, int32_t *x, int h, int w, int y0, int y1
     const size_t p0 = (size_t)y0 * w, p1 = (size_t)y1 * w;
     for (size_t pa = p0; pa < p1; pa += P) {
         const int np = (int)(p1 - pa < (size_t)P ? p1 - pa : (size_t)P);
-        for (int j = 0; j < C; j++) {
-            const int32_t *src = x + j * plane + pa;
-            double *dst = xp + (size_t)j * P;
-            int32_t *cp = xc + (size_t)j * P;
-            int t = 0;
-            for (; t < np; t++) {
-                cp[t] = src[t];
-                dst[t] = (double)(((int64_t)src[t] * src[t] + (1 << 11)) >> 12);
-            }
-            for (; t < P; t++) dst[t] = 0;
-        }
+        igdn_chunk_x2(x, C, plane, pa, np, P, xp, xc);
         for (int ob = 0; ob < nob; ob++) {
             const int nn = imin(nb, C - ob * nb);
             for (int t0 = 0; t0 < np; t0 += tw) {
