@@ -207,8 +207,8 @@ static const ChunkCase chunk_cases[] = {
     { WAI_ACT_MIN, -2048, 64, "two halves, x = ACT_MIN, w = -2048", 0 },
     { 32768, 2047, 16, "two halves, |x| 32768", 0 },
     /* the outlier form: x = 32767 but one element xo (channel 0, the centre of a 9x9 input):
-     * 1 of 648, so the call clamps it to 32767 and adds the rest. With w = 2047 the clamped half takes 16
-     * steps (32 * 2047 * 32767 <= INT32_MAX), 17 would wrap */
+     * 1 of 648, so the call clamps it to 32767 and adds the rest. With w = 2047 the clamped
+     * half takes 16 steps (32 * 2047 * 32767 <= INT32_MAX), 17 would wrap */
     { 32767, 2047, 8, "outlier form, 16 steps (met exactly)", 40000 },
     { 32767, -2048, 8, "outlier form, w -2048, xo ACT_MIN", WAI_ACT_MIN },
     { -32767, 2047, 8, "outlier form, xo INT32_MAX", INT32_MAX },

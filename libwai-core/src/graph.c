@@ -240,17 +240,18 @@ static void *layer_prep(const WaiDsp *dsp, const WaiLayer *l)
 
 /* *pool is started at the first layer worth splitting (a small list never starts threads);
  * if it cannot start, every layer runs on the calling thread, with the same result. Output
- * rows [row0, row1) of conv, convT and IGDN are computed; leaky ReLU does all n_out. kept: the
- * layer's preparation made by the caller (layer_prep, kept across stripes), or NULL: one is
- * made and freed here. */
+ * rows [row0, row1) of conv, convT and IGDN are computed; leaky ReLU does all n_out. kept: a
+ * slot for the layer's preparation that the caller keeps (across stripes) and frees, made
+ * here while it is NULL; or NULL: the preparation is made and freed here. */
 static void run_layer_kept(const WaiDsp *dsp, WaiPool **pool, const WaiLayer *l,
                            const int32_t *in, WaiShape s, int32_t *out, WaiShape os,
-                           size_t n_out, int row0, int row1, void *kept)
+                           size_t n_out, int row0, int row1, void **kept)
 {
     LayerWork w = { dsp, l, in, s, os, out, n_out, row0, row1 - row0, 1 };
     /* the preparation is shared by the bands (in a copy of the layer) */
     WaiLayer lc;
-    void *prep = kept ? kept : layer_prep(dsp, l);
+    if (kept && !*kept) *kept = layer_prep(dsp, l);
+    void *prep = kept ? *kept : layer_prep(dsp, l);
     if (prep) {
         lc = *l;
         lc.prep = prep;
@@ -661,8 +662,7 @@ static int run_stripe(const WaiDsp *dsp, WaiPool **pool, Stripes *st, const int3
         /* rows [a, b) of the window's output are the next window */
         const int a = st->r0[k + 1] - st->base[k], b = st->r1[k + 1] - st->base[k];
         if (a < 0 || b > os.h || a >= b) return WAI_ERR_INTERNAL;
-        if (st->prep && !st->prep[k]) st->prep[k] = layer_prep(dsp, l);
-        run_layer_kept(dsp, pool, l, cur, s, spare, os, ne, a, b, st->prep ? st->prep[k] : NULL);
+        run_layer_kept(dsp, pool, l, cur, s, spare, os, ne, a, b, st->prep ? &st->prep[k] : NULL);
         /* keep only those rows, plane after plane (each move goes to a lower address) */
         const size_t keep = (size_t)(b - a) * os.w;
         if (a || b != os.h)

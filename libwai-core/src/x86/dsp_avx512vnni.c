@@ -329,12 +329,15 @@ static inline void split_x(int32_t x, int halves, int S, int *h0, int *h1)
     }
 }
 
+/* x clamped to the outlier form's int16 range [-32767, 32767] */
+static inline int32_t clamp16(int32_t x) { return x > 32767 ? 32767 : x < -32767 ? -32767 : x; }
+
 /* Packs input rows [rlo, rlo + prmax) and columns [cbase, cbase + wpk) as channel pairs of
  * each half, zeros outside the tensor (and for the missing channel of an odd count). */
-static void vnni_pack_input(VnniCall *c, const int32_t *in, int ih, int iw, int rlo,
+static void vnni_pack_input(const VnniCall *c, const int32_t *in, int ih, int iw, int rlo,
                             int cbase)
 {
-    size_t nol0 = 0, *nol = &nol0;
+    size_t nol = 0; /* the chunk's outliers */
     const int cin = c->l->cin;
 #ifdef WAI_PLANTED_FAULT_FAST_EDGE
     const int x0 = imax(0, cbase), x1 = imin(iw, cbase + c->wpk - 1);
@@ -365,25 +368,21 @@ static void vnni_pack_input(VnniCall *c, const int32_t *in, int ih, int iw, int 
                 int32_t any = 0;
                 if (s1)
                     for (int x = x0; x < x1; x++, p++) {
-                        const int32_t a = s0[x], b = s1[x];
-                        const int32_t ca = a > 32767 ? 32767 : a < -32767 ? -32767 : a;
-                        const int32_t cb = b > 32767 ? 32767 : b < -32767 ? -32767 : b;
+                        const int32_t a = s0[x], b = s1[x], ca = clamp16(a), cb = clamp16(b);
                         d0[p] = (int32_t)pair16(ca, cb);
                         any |= (a ^ ca) | (b ^ cb);
                     }
                 else
                     for (int x = x0; x < x1; x++, p++) {
-                        const int32_t a = s0[x];
-                        const int32_t ca = a > 32767 ? 32767 : a < -32767 ? -32767 : a;
+                        const int32_t a = s0[x], ca = clamp16(a);
                         d0[p] = (int32_t)pair16(ca, 0);
                         any |= a ^ ca;
                     }
                 if (any && iy >= c->orow0 && iy < c->orow1)
                     for (int x = x0, q = p0; x < x1; x++, q++)
                         for (int h = 0; h < 2; h++) {
-                            const int32_t a = h ? (s1 ? s1[x] : 0) : s0[x];
-                            const int32_t ca = a > 32767 ? 32767 : a < -32767 ? -32767 : a;
-                            if (a != ca) c->ol[(*nol)++] = (VnOutlier){ 2 * i + h, r, q, a - ca };
+                            const int32_t a = h ? (s1 ? s1[x] : 0) : s0[x], ca = clamp16(a);
+                            if (a != ca) c->ol[nol++] = (VnOutlier){ 2 * i + h, r, q, a - ca };
                         }
             } else if (c->halves == 1) {
                 if (s1)
@@ -407,9 +406,9 @@ static void vnni_pack_input(VnniCall *c, const int32_t *in, int ih, int iw, int 
     if (c->ocap) { /* the chunk's outliers by bucket (a counting sort) */
         const int nbuck = c->prmax * c->nbk;
         for (int b = 0; b <= nbuck; b++) c->obk[b] = 0;
-        for (size_t e = 0; e < nol0; e++) c->obk[c->ol[e].row * c->nbk + c->ol[e].col / c->tw + 1]++;
+        for (size_t e = 0; e < nol; e++) c->obk[c->ol[e].row * c->nbk + c->ol[e].col / c->tw + 1]++;
         for (int b = 0; b < nbuck; b++) c->obk[b + 1] += c->obk[b];
-        for (size_t e = 0; e < nol0; e++) {
+        for (size_t e = 0; e < nol; e++) {
             const VnOutlier *o = &c->ol[e];
             c->osort[c->obk[o->row * c->nbk + o->col / c->tw]++] = *o;
         }
