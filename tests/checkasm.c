@@ -276,6 +276,37 @@ static void make_igdn_chunk(Case *c, const IgdnChunk *ic)
              ic->what, C, ic->x, ic->g);
 }
 
+/* The double sums' bound, per chunk of positions (dsp_tmpl.c igdn_chunk_x2): output channel 0
+ * has the one term gamma[0][1] x2[1] = 131071 * 68720009217 = S = 9007200328081407, odd and
+ * above 2^53, so a double holds S + 1 (ties to even); with beta = k^2 - S - 1 the exact
+ * isqrt(S + beta) is k - 1 = 94906279 and the rounded one k. x[0] = 1024 (shift 14: its output
+ * is round(k / 16), and k = 8 mod 16 moves it by one). A chunk bound that misses channel 1's
+ * x = 16777281 takes the double sums and gets 5931643 instead of 5931642. The chunk of 300
+ * positions: the large x in the second one only, so the first is a double chunk. */
+static void make_igdn_round(Case *c)
+{
+    WaiLayer *l = &c->l;
+    memset(c, 0, sizeof(*c));
+    l->type = WAI_LAYER_IGDN;
+    l->cin = l->cout = 2;
+    l->gamma_shift = 16;
+    c->oh = c->ih = 1;
+    c->ow = c->iw = 300;
+    l->beta = malloc(2 * sizeof(*l->beta));
+    l->gamma = malloc(4 * sizeof(*l->gamma));
+    c->in = malloc(2 * 300 * sizeof(*c->in));
+    l->beta[0] = l->beta[1] = 1655356992;
+    l->gamma[0] = 0;
+    l->gamma[1] = 131071;
+    l->gamma[2] = 1000;
+    l->gamma[3] = 0;
+    for (int t = 0; t < 300; t++) {
+        c->in[t] = 1024;
+        c->in[300 + t] = t < 260 ? 4096 : 16777281;
+    }
+    snprintf(c->desc, sizeof(c->desc), "igdn double bound: one rounding past 2^53 at x 16777281");
+}
+
 static void make_igdn(Case *c, int xmode)
 {
     WaiLayer *l = &c->l;
@@ -428,6 +459,36 @@ static void check_case(const Set *s, const Case *c, Stat *st)
                     }
     }
     ok &= compare(s->name, "row bands", c, want, got, C);
+
+    /* conv and convT with planes of y1 - y0 rows (dsp.h: oh is the planes' stride), as
+     * graph.c's stripes store the rows they keep: row y of plane o at (o (y1 - y0) + y) ow */
+    if (!inplace && c->oh > 0) {
+        const int y0 = (int)rr(0, c->oh - 1), y1 = (int)rr(y0 + 1, c->oh), kh = y1 - y0;
+        const size_t nk = ((size_t)C * kh + y0) * c->ow;
+        int32_t *kept = alloc_out(nk);
+        Case ck = *c;
+        ck.oh = kh;
+        run_kernel(&s->dsp, &ck, kept, y0, y1);
+        for (size_t e = 0; e < (size_t)y0 * c->ow && ok; e++)
+            if (kept[e] != SENTINEL) {
+                fprintf(stderr, "  FAIL %s: %s: planes of %d rows: wrote before row %d\n", s->name,
+                        c->desc, kh, y0);
+                ok = 0;
+            }
+        for (int o = 0; o < C && ok; o++)
+            for (int y = y0; y < y1 && ok; y++)
+                for (int x = 0; x < c->ow; x++) {
+                    const int32_t g = kept[((size_t)o * kh + y) * c->ow + x];
+                    const int32_t w = want[((size_t)o * c->oh + y) * c->ow + x];
+                    if (g != w) {
+                        fprintf(stderr, "  FAIL %s: %s: planes of %d rows: [%d][%d][%d] = %" PRId32
+                                ", reference %" PRId32 "\n", s->name, c->desc, kh, o, y, x, g, w);
+                        ok = 0;
+                        break;
+                    }
+                }
+        free(kept);
+    }
 
     st->cases++;
     if (!ok) st->fails++;
@@ -662,9 +723,10 @@ static void run_checks(int iters)
             check_case(s, &c, &sch);
             case_free(&c);
         }
-        for (int k = 0; k < N_IGDN_CHUNKS; k++) {
+        for (int k = 0; k <= N_IGDN_CHUNKS; k++) {
             Case c;
-            make_igdn_chunk(&c, &igdn_chunks[k]);
+            if (k < N_IGDN_CHUNKS) make_igdn_chunk(&c, &igdn_chunks[k]);
+            else make_igdn_round(&c);
             check_case(s, &c, &sch);
             case_free(&c);
         }

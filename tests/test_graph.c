@@ -127,13 +127,19 @@ static void test_geometry(void)
     CHECK_EQ(work_of(64, 64, 0, 64, 0, 0), 110848);
     /* 1000x8 in 1-row stripes, at 16x the width. The widest windows: stripe [6, 7) needs
      * layer 6 input rows [2, 5) (3 rows: output 6 rows), and those need layer 4 input rows
-     * [0, 4), whose output is 8 rows: 6x8x512 = 24576 = Q; G = 196608 (the h_s phase,
-     * 4 (32 + 3328) + 1024, is smaller): 24000 + 4096 + 196608. The tools/wai-py estimate
+     * [0, 4), whose output is 8 rows: 6x8x512 = 24576 = Q. The kept rows (K_gs): the inputs of
+     * layers 2, 4 and 6 (convT with another before them). Layer 2's windows are [0, 2) in
+     * stripes 0-1 and [0, 3) in 2-7: at most 3 rows shared, 6x3x128 = 2304; layer 4's
+     * [0, 3) (stripes 2-5) and [0, 4): 3 rows, 6x3x256 = 4608; layer 6's [1, 4) then [2, 4):
+     * 2 rows, 6x2x512 = 6144. K = 13056, G = 8 Q + 4 K = 196608 + 52224 (the h_s phase,
+     * 4 (32 + 3328) + 1024, is smaller): 24000 + 4096 + 248832. The tools/wai-py estimate
      * (graph.py, written from the spec's text) gives the same figures for every case here. */
-    CHECK_EQ(work_of(1000, 8, 0, 8, 1, 0), 224704);
+    CHECK_EQ(work_of(1000, 8, 0, 8, 1, 0), 276928);
     /* display rows [3, 5) of 64x64, 1-row stripes: stripe [3, 4) needs layer 6 input [1, 3),
-     * then layer 4 input [0, 3) (output 6 rows: 6x6x32 = 1152 = Q): 12288 + 256 + 9216 */
-    CHECK_EQ(work_of(64, 64, 3, 2, 1, 0), 21760);
+     * then layer 4 input [0, 3) (output 6 rows: 6x6x32 = 1152 = Q). Kept: layers 2 and 4 share
+     * 3 rows between the two stripes (6x3x8 = 144, 6x3x16 = 288), layer 6 ([1, 3), [1, 4)) 2
+     * rows (6x2x32 = 384): K = 816, 12288 + 256 + 9216 + 3264 */
+    CHECK_EQ(work_of(64, 64, 3, 2, 1, 0), 25024);
     /* h_s larger than g_s's stripes: its middle layer 5 -> 3000 channels. 64x64: tensors 2,
      * 5x2x2 = 20, 3000x4x4 = 48000, 48000 (leaky ReLU in place), 8x4x4 = 128; P_hs = 96000.
      * Automatic R_hs = min(4, 8 MiB * 4 / (4 * 96000)) = 4, a multiple of z_down / y_down = 4:

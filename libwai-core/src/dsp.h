@@ -31,7 +31,10 @@ typedef struct WaiAnaConv {
 } WaiAnaConv;
 
 /* Every tensor is planar int32 [c][h][w], contiguous. Kernels compute output rows
- * [oy0, oy1) of every output channel; a thread pool splits work by row ranges. */
+ * [oy0, oy1) of every output channel; a thread pool splits work by row ranges. conv and convT
+ * write row y of output plane o at out + (o * oh + y) * ow and nothing else: oh is the planes'
+ * stride in rows, used for nothing more, and oy1 may exceed it (graph.c's stripes pass
+ * oh = oy1 - oy0, so the rows they keep are stored contiguously from out + oy0 * ow). */
 typedef struct WaiDsp {
     void (*conv)(const WaiLayer *l, const int32_t *in, int ih, int iw,
                  int32_t *out, int oh, int ow, int oy0, int oy1);

@@ -458,7 +458,8 @@ static void convt_k(const WaiLayer *l, const int32_t *in, int ih, int iw, int32_
 }
 
 /* IGDN (spec 5.5) as a product gamma[C][C] x x2[C][positions]: the same tile kernel with one
- * term per input channel. Exact in double while max x2 * max gamma * C <= 2^53.
+ * term per input channel, in chunks of IGDN_CHUNK positions. Exact in double while the
+ * chunk's max x2 * max gamma * C <= 2^52; a chunk above it takes the reference's int64 sums.
  * Trained gamma is mostly zeros (83-97 % in the shipped models): where at most half of it is
  * nonzero, each output channel sums only its nonzero terms (a zero gamma adds an exact 0 in
  * the reference), IGDN_SP_MB vectors of positions at a time. */
@@ -491,10 +492,16 @@ static inline void igdn_out(int32_t *restrict xi, const int32_t *restrict ci,
 /* A chunk of positions [pa, pa + np) of every channel j: x2 (spec 5.5) into xp[j][0..P),
  * zeros after np, and x itself into xc[j] (a contiguous copy: the channel planes are often a
  * multiple of 64 KiB apart, so the chunk's lines of all channels compete for the same cache
- * sets and would be read again from far away by the last step). */
-static void igdn_chunk_x2(const int32_t *x, int C, size_t plane, size_t pa, int np, int P,
-                          double *restrict xp, int32_t *restrict xc)
+ * sets and would be read again from far away by the last step). Returns the chunk's largest
+ * x2, which decides whether its double sums are exact (igdn_chunk_exact otherwise): found
+ * here, the bound costs no pass of its own over the tensor. */
+static double igdn_chunk_x2(const int32_t *x, int C, size_t plane, size_t pa, int np, int P,
+                            double *restrict xp, int32_t *restrict xc)
 {
+    int32_t lo = 0, hi = 0;
+#ifdef WAI_PLANTED_FAULT_FAST_IGDN_CHUNK_BOUND
+    int32_t lo0 = 0, hi0 = 0;
+#endif
     for (int j = 0; j < C; j++) {
         const int32_t *src = x + j * plane + pa;
         double *dst = xp + (size_t)j * P;
@@ -502,15 +509,45 @@ static void igdn_chunk_x2(const int32_t *x, int C, size_t plane, size_t pa, int 
         int t = 0;
         for (; t < np; t++) {
             cp[t] = src[t];
+            lo = src[t] < lo ? src[t] : lo;
+            hi = src[t] > hi ? src[t] : hi;
             dst[t] = (double)(((int64_t)src[t] * src[t] + (1 << 11)) >> 12);
         }
         for (; t < P; t++) dst[t] = 0;
+#ifdef WAI_PLANTED_FAULT_FAST_IGDN_CHUNK_BOUND
+        if (j == 0) { lo0 = lo; hi0 = hi; } /* planted: the bound from channel 0 alone */
     }
+    lo = lo0;
+    hi = hi0;
+    {
+#endif
+    }
+    const int64_t amax = -(int64_t)lo > hi ? -(int64_t)lo : hi; /* <= 2^31 */
+    return (double)((amax * amax + (1 << 11)) >> 12);
+}
+
+/* A chunk whose sums could pass 2^52 (see igdn_fast): the reference's int64 arithmetic, on the
+ * chunk's copy xc of x. */
+static void igdn_chunk_exact(const WaiLayer *l, int32_t *x, size_t plane, size_t pa, int np, int P,
+                             const int32_t *xc, unsigned shift)
+{
+    const int C = l->cin;
+    for (int i = 0; i < C; i++)
+        for (int t = 0; t < np; t++) {
+            int64_t acc = l->beta[i];
+            for (int j = 0; j < C; j++) {
+                const int64_t xj = xc[(size_t)j * P + t];
+                acc += (int64_t)l->gamma[(size_t)i * C + j] * ((xj * xj + (1 << 11)) >> 12);
+            }
+            const int64_t r = wai_isqrt64((uint64_t)acc);
+            x[i * plane + pa + t] = wai_clamp_act(wai_rshr(xc[(size_t)i * P + t] * r, shift));
+        }
 }
 
 /* igdn_fast's sparse form (bounds checked by the caller): per output channel i, the sum over
  * its nonzero gamma[i][j] only, in order of j. */
-static int igdn_sparse(const WaiLayer *l, int32_t *x, int h, int w, int y0, int y1, size_t nnz)
+static int igdn_sparse(const WaiLayer *l, int32_t *x, int h, int w, int y0, int y1, size_t nnz,
+                       double gmax)
 {
     const int C = l->cin, tw = IGDN_SP_MB * VLEN;
     const int P = (IGDN_CHUNK + tw - 1) / tw * tw;
@@ -540,7 +577,10 @@ static int igdn_sparse(const WaiLayer *l, int32_t *x, int h, int w, int y0, int 
     const size_t p0 = (size_t)y0 * w, p1 = (size_t)y1 * w;
     for (size_t pa = p0; pa < p1; pa += P) {
         const int np = (int)(p1 - pa < (size_t)P ? p1 - pa : (size_t)P);
-        igdn_chunk_x2(x, C, plane, pa, np, P, xp, xc);
+        if (igdn_chunk_x2(x, C, plane, pa, np, P, xp, xc) * gmax * C > EXACT_MAX) {
+            igdn_chunk_exact(l, x, plane, pa, np, P, xc, shift);
+            continue;
+        }
         for (int i = 0; i < C; i++)
             for (int t0 = 0; t0 < np; t0 += tw) {
                 vd acc[IGDN_SP_MB];
@@ -585,10 +625,8 @@ static int igdn_fast(const WaiLayer *l, int32_t *x, int h, int w, int y0, int y1
     for (int i = 0; i < C; i++)
         if (l->beta[i] < 0 || l->beta[i] > BIAS_MAX) return -1;
     const size_t plane = (size_t)h * w;
-    const int64_t amax = max_abs_rows(x, C, h, w, y0, y1);
-    const double x2max = (double)((amax * amax + (1 << 11)) >> 12); /* amax <= 2^31 */
-    if (x2max * (double)gmax * C > EXACT_MAX) return -1;
-    if (nnz * 2 <= (size_t)C * C) return igdn_sparse(l, x, h, w, y0, y1, nnz);
+    /* each chunk checks its own x2 bound (igdn_chunk_x2) */
+    if (nnz * 2 <= (size_t)C * C) return igdn_sparse(l, x, h, w, y0, y1, nnz, (double)gmax);
 
     const int small = C <= NB_SMALL;
     const int nb = small ? NB_SMALL : NB_MAIN, tw = (small ? MB_SMALL : MB_MAIN) * VLEN;
@@ -614,7 +652,10 @@ static int igdn_fast(const WaiLayer *l, int32_t *x, int h, int w, int y0, int y1
     const size_t p0 = (size_t)y0 * w, p1 = (size_t)y1 * w;
     for (size_t pa = p0; pa < p1; pa += P) {
         const int np = (int)(p1 - pa < (size_t)P ? p1 - pa : (size_t)P);
-        igdn_chunk_x2(x, C, plane, pa, np, P, xp, xc);
+        if (igdn_chunk_x2(x, C, plane, pa, np, P, xp, xc) * (double)gmax * C > EXACT_MAX) {
+            igdn_chunk_exact(l, x, plane, pa, np, P, xc, shift);
+            continue;
+        }
         for (int ob = 0; ob < nob; ob++) {
             const int nn = imin(nb, C - ob * nb);
             for (int t0 = 0; t0 < np; t0 += tw) {

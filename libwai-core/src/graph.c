@@ -532,6 +532,11 @@ static int stripe_window(const WaiLayer *l, WaiShape in, int o0, int o1, int *i0
     }
 }
 
+/* Kept rows (g_s): neighbouring stripes' windows overlap. The rows of a conv's input window
+ * that the next stripe's window shares are kept for it (the carry of that level), so a stripe
+ * computes only the rows its predecessor did not: every conv, IGDN and leaky ReLU output row
+ * once. Levels that keep rows: the input of a conv or convT layer with another conv or convT
+ * before it in the list (the first conv's input is read from the whole input again). */
 typedef struct Stripes {
     const WaiLayer *layers;
     uint32_t n;            /* layers */
@@ -540,25 +545,55 @@ typedef struct Stripes {
     size_t cap;            /* int32 elements of each of the two stripe buffers */
     void **prep;           /* run_stripes: layer k's kernel preparation, made at its first
                             * stripe and kept for the others (NULL: none) */
+    int keep;              /* rows are kept between stripes (the comment above) */
+    int *ns;               /* per level: the first row this stripe computes ([r0, ns): kept) */
+    int *nr0;              /* per level: the next stripe's window start (r1: no next stripe) */
+    int *cr0, *cr1;        /* per level: the rows its carry holds */
+    int *t1, *tb;          /* scratch for the next stripe's plan */
+    size_t *kcap;          /* per level: its carry's int32 elements (0: it keeps none) */
+    size_t kept;           /* their sum: spec 9.2's K_gs */
+    int32_t **carry;       /* run_stripes: per level, kcap elements */
 } Stripes;
+
+static int is_conv(const WaiLayer *l)
+{
+    return l->type == WAI_LAYER_CONV || l->type == WAI_LAYER_CONVT;
+}
+
+/* Whether level k (the input of layer k) keeps rows for the next stripe. */
+static int keeps_rows(const Stripes *st, uint32_t k)
+{
+    if (!st->keep || k >= st->n || !is_conv(&st->layers[k])) return 0;
+    for (uint32_t j = 0; j < k; j++)
+        if (is_conv(&st->layers[j])) return 1;
+    return 0;
+}
+
+/* The windows [r0[k], r1[k]) (and base[k]) of every level for output rows [y0, y1). */
+static int plan_windows(const Stripes *st, int y0, int y1, int *r0, int *r1, int *base)
+{
+    const uint32_t n = st->n;
+    r0[n] = y0;
+    r1[n] = y1;
+    for (uint32_t k = n; k-- > 0;) {
+        int r = stripe_window(&st->layers[k], st->shape[k], r0[k + 1], r1[k + 1], &r0[k], &r1[k],
+                              &base[k]);
+        if (r < 0) return r;
+    }
+    return 0;
+}
 
 /* The windows of every layer for output rows [y0, y1), and the largest buffer they need. */
 static int stripe_plan(Stripes *st, int y0, int y1, size_t *need)
 {
     const WaiLayer *layers = st->layers;
     const uint32_t n = st->n;
-    st->r0[n] = y0;
-    st->r1[n] = y1;
-    for (uint32_t k = n; k-- > 0;) {
-        int r = stripe_window(&layers[k], st->shape[k], st->r0[k + 1], st->r1[k + 1], &st->r0[k],
-                              &st->r1[k], &st->base[k]);
-        if (r < 0) return r;
-    }
+    int r = plan_windows(st, y0, y1, st->r0, st->r1, st->base);
+    if (r < 0) return r;
     size_t most = 0;
     for (uint32_t k = 0; k <= n; k++) {
         WaiShape in = { st->shape[k].c, st->r1[k] - st->r0[k], st->shape[k].w }, out;
         size_t e;
-        int r;
         if ((r = shape_elems(in, &e)) < 0) return r;
         if (e > most) most = e;
         if (k == n) break;
@@ -635,8 +670,53 @@ static void rgb_rows(void *ctx, uint32_t r0, uint32_t r1)
     }
 }
 
-/* One stripe: output rows [st->r0[n], st->r1[n]) (planned by stripe_plan) of the list on the
- * whole input `in` (shape st->shape[0]), into one of the two buffers: *out, of shape *os. */
+/* Level k's kept rows: put the carried rows [r0, ns) at the top of its window x (planes of
+ * r1 - r0 rows), then keep rows [nr0, r1) of the whole window for the next stripe. */
+static int carry_rows(Stripes *st, uint32_t k, int32_t *x)
+{
+    const WaiShape sh = st->shape[k];
+    const int r0 = st->r0[k], r1 = st->r1[k], ns = st->ns[k];
+    const size_t w = (size_t)sh.w, win = (size_t)(r1 - r0) * w;
+    if (ns > r0) {
+        const size_t held = (size_t)(st->cr1[k] - st->cr0[k]) * w;
+        for (int c = 0; c < sh.c; c++)
+            memcpy(x + c * win, st->carry[k] + c * held, (size_t)(ns - r0) * w * sizeof(*x));
+    }
+    int k0 = st->nr0[k] > r0 ? st->nr0[k] : r0;
+    st->cr0[k] = st->cr1[k] = 0;
+    if (k0 >= r1) return 0;
+    const size_t rows = (size_t)(r1 - k0);
+    if ((size_t)sh.c * rows * w > st->kcap[k]) return WAI_ERR_INTERNAL; /* stripes_setup's */
+#ifdef WAI_PLANTED_FAULT_STRIPE_CARRY_ROWS
+    const size_t skip = (size_t)(k0 - r0) - (k0 > r0); /* planted: kept from a row higher */
+#else
+    const size_t skip = (size_t)(k0 - r0);
+#endif
+    for (int c = 0; c < sh.c; c++)
+        memcpy(st->carry[k] + c * rows * w, x + c * win + skip * w, rows * w * sizeof(*x));
+    st->cr0[k] = k0;
+    st->cr1[k] = r1;
+    return 0;
+}
+
+/* Leaky ReLU on rows [y0, s.h) of x (shape s): the whole tensor, or plane by plane. */
+static void lrelu_rows(const WaiDsp *dsp, WaiPool **pool, const WaiLayer *l, int32_t *x, WaiShape s,
+                       int y0)
+{
+    if (!y0) {
+        run_layer(dsp, pool, l, x, s, x, s, (size_t)s.c * s.h * s.w, 0, s.h);
+        return;
+    }
+    const WaiShape ps = { 1, s.h - y0, s.w };
+    for (int c = 0; c < s.c; c++) {
+        int32_t *p = x + ((size_t)c * s.h + y0) * s.w;
+        run_layer(dsp, pool, l, p, ps, p, ps, (size_t)ps.h * ps.w, 0, ps.h);
+    }
+}
+
+/* One stripe: output rows [st->r0[n], st->r1[n]) (planned by stripe_plan; with kept rows,
+ * st->ns and st->nr0 too) of the list on the whole input `in` (shape st->shape[0]), in the two
+ * buffers: *out, of shape *os, lies in one of them (not necessarily at its start). */
 static int run_stripe(const WaiDsp *dsp, WaiPool **pool, Stripes *st, const int32_t *in,
                       int32_t *buf[2], const int32_t **out, WaiShape *os_out)
 {
@@ -644,38 +724,80 @@ static int run_stripe(const WaiDsp *dsp, WaiPool **pool, Stripes *st, const int3
     const uint32_t n = st->n;
     WaiShape s = { st->shape[0].c, st->r1[0] - st->r0[0], st->shape[0].w };
     const size_t full_plane = (size_t)st->shape[0].h * s.w, rows_plane = (size_t)s.h * s.w;
-    int32_t *cur = buf[0], *spare = buf[1];
+    int cb = 0; /* cur lies in buf[cb] */
+    int32_t *cur = buf[0];
     for (int c = 0; c < s.c; c++)
         memcpy(cur + c * rows_plane, in + c * full_plane + (size_t)st->r0[0] * s.w,
                rows_plane * sizeof(*cur));
 
     for (uint32_t k = 0; k < n; k++) {
         const WaiLayer *l = &layers[k];
+        const int y0 = st->ns[k] - st->r0[k]; /* rows [0, y0) of this level are kept ones */
         WaiShape os;
         size_t ne;
         int r;
         if ((r = layer_out_shape(l, s, &os)) < 0 || (r = shape_elems(os, &ne)) < 0) return r;
-        if (l->type == WAI_LAYER_LRELU || l->type == WAI_LAYER_IGDN) {
-            run_layer(dsp, pool, l, cur, s, cur, os, ne, 0, os.h);
+        if (y0 < 0 || y0 > s.h) return WAI_ERR_INTERNAL;
+        if (l->type == WAI_LAYER_IGDN) {
+            run_layer(dsp, pool, l, cur, s, cur, os, ne, y0, os.h);
             continue;
         }
-        /* rows [a, b) of the window's output are the next window */
+        if (l->type == WAI_LAYER_LRELU) {
+            if (y0 < s.h) lrelu_rows(dsp, pool, l, cur, s, y0);
+            continue;
+        }
+        if (keeps_rows(st, k) && (r = carry_rows(st, k, cur)) < 0) return r;
+        /* rows [a, b) of the window's output are the next window, of which [a2, b) are
+         * computed (the rest are the next level's kept rows). The kernel is given planes of
+         * b - a rows (dsp.h: oh is the planes' stride), so row y of plane c lands at
+         * spare + (c (b - a) + y) w: the window, contiguous from spare + a w, with no move
+         * afterwards. It ends at (os.c (b - a) + a) w <= os.c os.h w = ne elements, as
+         * a <= os.h - (b - a): within the buffer. */
         const int a = st->r0[k + 1] - st->base[k], b = st->r1[k + 1] - st->base[k];
-        if (a < 0 || b > os.h || a >= b) return WAI_ERR_INTERNAL;
-        run_layer_kept(dsp, pool, l, cur, s, spare, os, ne, a, b, st->prep ? &st->prep[k] : NULL);
-        /* keep only those rows, plane after plane (each move goes to a lower address) */
-        const size_t keep = (size_t)(b - a) * os.w;
-        if (a || b != os.h)
-            for (int c = 0; c < os.c; c++)
-                memmove(spare + c * keep, spare + ((size_t)c * os.h + a) * os.w,
-                        keep * sizeof(*spare));
-        int32_t *t = cur;
-        cur = spare;
-        spare = t;
-        s = (WaiShape){ os.c, b - a, os.w };
+        const int a2 = st->ns[k + 1] - st->base[k];
+        if (a < 0 || b > os.h || a >= b || a2 < a || a2 > b) return WAI_ERR_INTERNAL;
+        int32_t *spare = buf[1 - cb];
+        const WaiShape ks = { os.c, b - a, os.w };
+#ifdef WAI_PLANTED_FAULT_STRIPE_KEPT_ROWS
+        int32_t *next = spare + (size_t)(a - (a > 0)) * os.w; /* planted: a row too high */
+#else
+        int32_t *next = spare + (size_t)a * os.w;
+#endif
+        if (a2 < b)
+            run_layer_kept(dsp, pool, l, cur, s, spare, ks, (size_t)ks.c * ks.h * ks.w, a2, b,
+                           st->prep ? &st->prep[k] : NULL);
+        cb = 1 - cb;
+        cur = next;
+        s = ks;
     }
     *out = cur;
     *os_out = s;
+    return 0;
+}
+
+/* Before a stripe [y0, y1) of [.., y_end) is run (its windows planned): where each level's
+ * computed rows start (st->ns: after the rows its carry holds, passed back through leaky ReLU
+ * and IGDN to the conv that makes them), and the next stripe's window starts (st->nr0). */
+static int stripe_keep_plan(Stripes *st, int y1, int y_end, int rows)
+{
+    const uint32_t n = st->n;
+    if (st->keep && y1 < y_end) {
+        const int y2 = y_end - y1 < rows ? y_end : y1 + rows;
+        int r = plan_windows(st, y1, y2, st->nr0, st->t1, st->tb);
+        if (r < 0) return r;
+    } else
+        for (uint32_t k = 0; k <= n; k++) st->nr0[k] = st->r1[k];
+    st->ns[n] = st->r0[n];
+    for (uint32_t k = n; k-- > 0;) {
+        const WaiLayer *l = &st->layers[k];
+        if (l->type == WAI_LAYER_IGDN || l->type == WAI_LAYER_LRELU)
+            st->ns[k] = st->ns[k + 1];
+        else if (keeps_rows(st, k) && st->cr1[k] > st->cr0[k] && st->cr0[k] == st->r0[k] &&
+                 st->cr1[k] <= st->r1[k])
+            st->ns[k] = st->cr1[k];
+        else
+            st->ns[k] = st->r0[k];
+    }
     return 0;
 }
 
@@ -683,25 +805,45 @@ static int run_stripe(const WaiDsp *dsp, WaiPool **pool, Stripes *st, const int3
  * shapes (st->shape, st->r0.. allocated here; stripes_free) and st->cap, the largest window
  * tensor over every stripe (spec 9.2's Q). */
 static int stripes_setup(const WaiLayer *layers, uint32_t n, WaiShape in, int y0, int y_end,
-                         int rows, Stripes *st)
+                         int rows, int keep, Stripes *st)
 {
     int r;
-    *st = (Stripes){ layers, n, NULL, NULL, NULL, NULL, 0, NULL };
+    *st = (Stripes){ .layers = layers, .n = n, .keep = keep };
     st->shape = malloc((n + 1) * sizeof(*st->shape));
-    st->r0 = malloc((n + 1) * 3 * sizeof(int));
-    if (!st->shape || !st->r0) return WAI_ERR_NOMEM;
-    st->r1 = st->r0 + n + 1;
-    st->base = st->r1 + n + 1;
+    st->r0 = malloc((n + 1) * 10 * sizeof(int));
+    st->kcap = calloc(n + 1, sizeof(*st->kcap));
+    if (!st->shape || !st->r0 || !st->kcap) return WAI_ERR_NOMEM;
+    st->r1 = st->r0 + (n + 1);
+    st->base = st->r0 + 2 * (n + 1);
+    st->ns = st->r0 + 3 * (n + 1);
+    st->nr0 = st->r0 + 4 * (n + 1);
+    st->cr0 = st->r0 + 5 * (n + 1);
+    st->cr1 = st->r0 + 6 * (n + 1);
+    st->t1 = st->r0 + 7 * (n + 1);
+    st->tb = st->r0 + 8 * (n + 1);
+    int *prev_r1 = st->r0 + 9 * (n + 1);
+    for (uint32_t k = 0; k <= n; k++) st->cr0[k] = st->cr1[k] = 0;
     st->shape[0] = in;
     for (uint32_t k = 0; k < n; k++)
         if ((r = layer_out_shape(&layers[k], st->shape[k], &st->shape[k + 1])) < 0) return r;
-    /* every stripe's plan: the buffers are allocated once, for the largest */
+    /* every stripe's plan: the buffers are allocated once, for the largest; each level's
+     * carry for the most rows two neighbouring stripes share there */
     for (int a = y0; a < y_end; a += rows) {
         const int b = y_end - a < rows ? y_end : a + rows;
         size_t need;
         if ((r = stripe_plan(st, a, b, &need)) < 0) return r;
         if (need > st->cap) st->cap = need;
+        for (uint32_t k = 0; a > y0 && k < n; k++)
+            if (keeps_rows(st, k) && prev_r1[k] > st->r0[k]) {
+                size_t e;
+                const WaiShape kw = { st->shape[k].c, prev_r1[k] - st->r0[k], st->shape[k].w };
+                if ((r = shape_elems(kw, &e)) < 0) return r;
+                if (e > st->kcap[k]) st->kcap[k] = e;
+            }
+        for (uint32_t k = 0; k <= n; k++) prev_r1[k] = st->r1[k];
     }
+    for (uint32_t k = 0; k < n; k++)
+        if ((r = add_size(st->kept, st->kcap[k], &st->kept)) < 0) return r;
     return 0;
 }
 
@@ -712,7 +854,7 @@ static int gs_stripes_setup(const WaiModel *m, const WaiDsp *dsp, const WaiGeome
     int h = dsp->stripe_rows > 0 ? dsp->stripe_rows : auto_stripe_rows(m, g);
     if ((uint32_t)h > dh) h = (int)dh;
     *rows = h;
-    return stripes_setup(m->gs, m->n_gs, g->y, (int)dy, (int)(dy + dh), h, st);
+    return stripes_setup(m->gs, m->n_gs, g->y, (int)dy, (int)(dy + dh), h, 1, st);
 }
 
 static int hs_stripes_setup(const WaiModel *m, const WaiDsp *dsp, const WaiGeometry *g, Stripes *st,
@@ -721,15 +863,17 @@ static int hs_stripes_setup(const WaiModel *m, const WaiDsp *dsp, const WaiGeome
     int h = hs_stripe_rows(m, dsp, g);
     if (h > g->y.h) h = g->y.h;
     *rows = h;
-    return stripes_setup(m->hs, m->n_hs, g->z, 0, g->y.h, h, st);
+    return stripes_setup(m->hs, m->n_hs, g->z, 0, g->y.h, h, 0, st);
 }
 
 static void stripes_free(Stripes *st)
 {
     free(st->shape);
     free(st->r0);
+    free(st->kcap);
     st->shape = NULL;
     st->r0 = NULL;
+    st->kcap = NULL;
 }
 
 /* What a stripe's output goes to: out (shape os) holds output rows [y0, y0 + os.h). */
@@ -745,18 +889,26 @@ static int run_stripes(const WaiDsp *dsp, WaiPool **pool, Stripes *st, const int
     int r = buf[0] && buf[1] ? 0 : WAI_ERR_NOMEM;
     /* without it every stripe prepares its layers itself (the same result) */
     st->prep = calloc(st->n ? st->n : 1, sizeof(*st->prep));
+    st->carry = calloc(st->n + 1, sizeof(*st->carry));
+    if (!st->carry) r = WAI_ERR_NOMEM;
+    for (uint32_t k = 0; !r && k < st->n; k++)
+        if (st->kcap[k] && !(st->carry[k] = malloc(st->kcap[k] * sizeof(int32_t)))) r = WAI_ERR_NOMEM;
     for (int y0 = y_start; !r && y0 < y_end; y0 += rows) {
         const int y1 = y_end - y0 < rows ? y_end : y0 + rows;
         const int32_t *out;
         WaiShape os;
         size_t need;
         if ((r = stripe_plan(st, y0, y1, &need)) < 0 ||
+            (r = stripe_keep_plan(st, y1, y_end, rows)) < 0 ||
             (r = run_stripe(dsp, pool, st, in, buf, &out, &os)) < 0)
             break;
         r = os.h == y1 - y0 ? sink(ctx, pool, out, os, y0) : WAI_ERR_INTERNAL;
     }
     free(buf[0]);
     free(buf[1]);
+    for (uint32_t k = 0; st->carry && k < st->n; k++) free(st->carry[k]);
+    free(st->carry);
+    st->carry = NULL;
     if (st->prep)
         for (uint32_t k = 0; k < st->n; k++)
             if (st->prep[k]) dsp->prep_free(st->prep[k]);
@@ -876,14 +1028,17 @@ int wai_hyper_rate(const WaiModel *m, const WaiDsp *dsp, const WaiGeometry *g,
  * frees st. */
 static int stripe_bytes(int r, Stripes *st, size_t *bytes)
 {
-    const size_t cap = st->cap;
+    const size_t cap = st->cap, kept = st->kept;
+    size_t kb;
     stripes_free(st);
-    return r < 0 ? r : wai_mul_size(cap, 8, bytes);
+    if (r < 0 || (r = wai_mul_size(cap, 8, bytes)) < 0 || (r = wai_mul_size(kept, 4, &kb)) < 0)
+        return r;
+    return add_size(*bytes, kb, bytes);
 }
 
 /* Spec 9.2: 3 * width * height + 4 * |y| + max(4 * |z| + |y| + H, G). In stripes (the CPU
- * kernels): H = 8 * Q_hs and G = 8 * Q_gs, two buffers of the largest window tensor of each
- * list's stripes; a backend running the lists whole: H = 4 * P_hs, G = 4 * P_gs. The phases:
+ * kernels): H = 8 * Q_hs and G = 8 * Q_gs + 4 * K_gs, two buffers of the largest window tensor
+ * of each list's stripes, and g_s's kept rows (Stripes.kept); a backend running the lists whole: H = 4 * P_hs, G = 4 * P_gs. The phases:
  * h_s (z_hat, y_index and the means beside h_s's buffers), the y decode (the index and y_hat:
  * within the first), g_s (y_hat beside its buffers); the picture throughout. */
 int wai_decode_work(const WaiModel *m, const WaiDsp *dsp, const WaiGeometry *g, uint32_t dy,

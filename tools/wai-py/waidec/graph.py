@@ -113,6 +113,31 @@ def stripe_tensor_max(layers, shapes, disp_y, disp_h, rows):
     return q
 
 
+def stripe_kept_sum(layers, shapes, disp_y, disp_h, rows):
+    """K_gs of 9.2: over the levels that keep rows (the input of a conv or transposed conv with
+    another before it in the list), the sum of each level's largest c * (r1 - r0') * w over two
+    neighbouring stripes, where [r0, r1) is its window in one stripe and r0' the next one's
+    window start (where they overlap)."""
+    rows = min(rows, disp_h)
+    keeps = [isinstance(l, ConvLayer) and any(isinstance(e, ConvLayer) for e in layers[:k])
+             for k, l in enumerate(layers)]
+    kmax = [0] * len(layers)
+    prev = None
+    for y0 in range(disp_y, disp_y + disp_h, rows):
+        o0, o1 = y0, min(y0 + rows, disp_y + disp_h)
+        win = [None] * len(layers)
+        for k in reversed(range(len(layers))):
+            a, b, _ = stripe_window(layers[k], shapes[k][1], o0, o1)
+            win[k] = (a, b)
+            o0, o1 = a, b
+        if prev:
+            for k, (c, _, w) in enumerate(shapes[:-1]):
+                if keeps[k] and prev[k][1] > win[k][0]:
+                    kmax[k] = max(kmax[k], c * (prev[k][1] - win[k][0]) * w)
+        prev = win
+    return sum(kmax)
+
+
 def n(shape):
     return shape[0] * shape[1] * shape[2]
 
@@ -123,9 +148,10 @@ def memory_estimate(model, hs, gs, width, height, disp_y, disp_h, stripe_rows=0)
     z, y = n(hs[0]), n(gs[0])
     rows = stripe_rows or stripe_rows_auto(model, gs)
     q_gs = stripe_tensor_max(model.g_s, gs, disp_y, disp_h, rows)
+    k_gs = stripe_kept_sum(model.g_s, gs, disp_y, disp_h, rows)
     hy = hs[-1][1]
     q_hs = stripe_tensor_max(model.h_s, hs, 0, hy, min(hs_stripe_rows(model, hs, stripe_rows), hy))
-    return 3 * width * height + 4 * y + max(4 * z + y + 8 * q_hs, 8 * q_gs)
+    return 3 * width * height + 4 * y + max(4 * z + y + 8 * q_hs, 8 * q_gs + 4 * k_gs)
 
 
 def run(layers, x):
