@@ -322,6 +322,19 @@ fail:
     return r;
 }
 
+int wai_run_layer_in_place(const WaiDsp *dsp, const WaiLayer *l, int32_t *x, WaiShape s)
+{
+    size_t ne;
+    int r;
+    if ((l->type != WAI_LAYER_LRELU && l->type != WAI_LAYER_IGDN) || dsp->run_layers)
+        return WAI_ERR_INVALID_ARG;
+    if ((r = shape_elems(s, &ne)) < 0) return r;
+    WaiPool *pool = NULL;
+    run_layer(dsp, &pool, l, x, s, x, s, ne, 0, s.h);
+    wai_pool_destroy(&pool);
+    return 0;
+}
+
 int wai_run_layers(const WaiDsp *dsp, const WaiLayer *layers, uint32_t n, const int32_t *in,
                    WaiShape s, int32_t **out, WaiShape *os)
 {

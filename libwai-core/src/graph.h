@@ -26,6 +26,11 @@ int wai_decode_work(const WaiModel *m, const WaiDsp *dsp, const WaiGeometry *g, 
 int wai_run_layers(const WaiDsp *dsp, const WaiLayer *layers, uint32_t n, const int32_t *in,
                    WaiShape s, int32_t **out, WaiShape *os);
 
+/* Run one leaky ReLU or IGDN layer in place on x (shape s), on dsp's threads, as the stripes
+ * run it (wai_run_layers copies its input first). Returns 0, or WAI_ERR_INVALID_ARG for
+ * another layer type or a device backend. For wai-bench. */
+int wai_run_layer_in_place(const WaiDsp *dsp, const WaiLayer *l, int32_t *x, WaiShape s);
+
 /* h_s on z_hat (shape g->z): scale table index per y element [n_y][Hy][Wy] and the mean. */
 int wai_hyper(const WaiModel *m, const WaiDsp *dsp, const WaiGeometry *g, const int32_t *z_hat,
               uint8_t *y_index, int32_t *y_mean);
