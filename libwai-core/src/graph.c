@@ -695,19 +695,19 @@ static int carry_rows(Stripes *st, uint32_t k, int32_t *x)
         for (int c = 0; c < sh.c; c++)
             memcpy(x + c * win, st->carry[k] + c * held, (size_t)(ns - r0) * w * sizeof(*x));
     }
-    int k0 = st->nr0[k] > r0 ? st->nr0[k] : r0;
+    const int s0 = st->nr0[k] > r0 ? st->nr0[k] : r0; /* the first row saved */
     st->cr0[k] = st->cr1[k] = 0;
-    if (k0 >= r1) return 0;
-    const size_t rows = (size_t)(r1 - k0);
+    if (s0 >= r1) return 0;
+    const size_t rows = (size_t)(r1 - s0);
     if ((size_t)sh.c * rows * w > st->kcap[k]) return WAI_ERR_INTERNAL; /* stripes_setup's */
 #ifdef WAI_PLANTED_FAULT_STRIPE_CARRY_ROWS
-    const size_t skip = (size_t)(k0 - r0) - (k0 > r0); /* planted: kept from a row higher */
+    const size_t skip = (size_t)(s0 - r0) - (s0 > r0); /* planted: kept from a row higher */
 #else
-    const size_t skip = (size_t)(k0 - r0);
+    const size_t skip = (size_t)(s0 - r0);
 #endif
     for (int c = 0; c < sh.c; c++)
         memcpy(st->carry[k] + c * rows * w, x + c * win + skip * w, rows * w * sizeof(*x));
-    st->cr0[k] = k0;
+    st->cr0[k] = s0;
     st->cr1[k] = r1;
     return 0;
 }
@@ -788,9 +788,10 @@ static int run_stripe(const WaiDsp *dsp, WaiPool **pool, Stripes *st, const int3
     return 0;
 }
 
-/* Before a stripe [y0, y1) of [.., y_end) is run (its windows planned): where each level's
- * computed rows start (st->ns: after the rows its carry holds, passed back through leaky ReLU
- * and IGDN to the conv that makes them), and the next stripe's window starts (st->nr0). */
+/* Before the stripe ending at row y1 of [.., y_end) runs (its windows planned): where each
+ * level's computed rows start (st->ns: after the rows its carry holds, passed back through
+ * leaky ReLU and IGDN to the conv that makes them), and the next stripe's window starts
+ * (st->nr0). */
 static int stripe_keep_plan(Stripes *st, int y1, int y_end, int rows)
 {
     const uint32_t n = st->n;
@@ -1051,9 +1052,10 @@ static int stripe_bytes(int r, Stripes *st, size_t *bytes)
 
 /* Spec 9.2: 3 * width * height + 4 * |y| + max(4 * |z| + |y| + H, G). In stripes (the CPU
  * kernels): H = 8 * Q_hs and G = 8 * Q_gs + 4 * K_gs, two buffers of the largest window tensor
- * of each list's stripes, and g_s's kept rows (Stripes.kept); a backend running the lists whole: H = 4 * P_hs, G = 4 * P_gs. The phases:
- * h_s (z_hat, y_index and the means beside h_s's buffers), the y decode (the index and y_hat:
- * within the first), g_s (y_hat beside its buffers); the picture throughout. */
+ * of each list's stripes, and g_s's kept rows (Stripes.kept); a backend running the lists
+ * whole: H = 4 * P_hs, G = 4 * P_gs. The phases: h_s (z_hat, y_index and the means beside
+ * h_s's buffers), the y decode (the index and y_hat: within the first), g_s (y_hat beside its
+ * buffers); the picture throughout. */
 int wai_decode_work(const WaiModel *m, const WaiDsp *dsp, const WaiGeometry *g, uint32_t dy,
                     uint32_t dh, size_t *work)
 {
