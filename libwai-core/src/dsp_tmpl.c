@@ -489,15 +489,36 @@ static inline void igdn_out(int32_t *restrict xi, const int32_t *restrict ci,
     }
 }
 
+/* A chunk whose sums could pass 2^52 (see igdn_chunk_load): the reference's int64
+ * arithmetic, on the chunk's copy xc of x. */
+static void igdn_chunk_exact(const WaiLayer *l, int32_t *x, size_t plane, size_t pa, int np, int P,
+                             const int32_t *xc, unsigned shift)
+{
+    const int C = l->cin;
+    for (int i = 0; i < C; i++)
+        for (int t = 0; t < np; t++) {
+            int64_t acc = l->beta[i];
+            for (int j = 0; j < C; j++) {
+                const int64_t xj = xc[(size_t)j * P + t];
+                acc += (int64_t)l->gamma[(size_t)i * C + j] * ((xj * xj + (1 << 11)) >> 12);
+            }
+            const int64_t r = wai_isqrt64((uint64_t)acc);
+            x[i * plane + pa + t] = wai_clamp_act(wai_rshr(xc[(size_t)i * P + t] * r, shift));
+        }
+}
+
 /* A chunk of positions [pa, pa + np) of every channel j: x2 (spec 5.5) into xp[j][0..P),
  * zeros after np, and x itself into xc[j] (a contiguous copy: the channel planes are often a
  * multiple of 64 KiB apart, so the chunk's lines of all channels compete for the same cache
- * sets and would be read again from far away by the last step). Returns the chunk's largest
- * x2, which decides whether its double sums are exact (igdn_chunk_exact otherwise): found
- * here, the bound costs no pass of its own over the tensor. */
-static double igdn_chunk_x2(const int32_t *x, int C, size_t plane, size_t pa, int np, int P,
-                            double *restrict xp, int32_t *restrict xc)
+ * sets and would be read again from far away by the last step). The chunk's largest x2,
+ * found in the same pass (the bound costs no pass of its own over the tensor), decides
+ * whether its double sums are exact: if max x2 * gmax * C > 2^52, the chunk is computed
+ * here with the reference's int64 sums (igdn_chunk_exact) and 1 is returned; else 0, and
+ * the caller computes it from xp and xc. */
+static int igdn_chunk_load(const WaiLayer *l, int32_t *x, size_t plane, size_t pa, int np, int P,
+                           double gmax, unsigned shift, double *restrict xp, int32_t *restrict xc)
 {
+    const int C = l->cin;
     int32_t lo = 0, hi = 0;
 #ifdef WAI_PLANTED_FAULT_FAST_IGDN_CHUNK_BOUND
     int32_t lo0 = 0, hi0 = 0;
@@ -515,33 +536,21 @@ static double igdn_chunk_x2(const int32_t *x, int C, size_t plane, size_t pa, in
         }
         for (; t < P; t++) dst[t] = 0;
 #ifdef WAI_PLANTED_FAULT_FAST_IGDN_CHUNK_BOUND
-        if (j == 0) { lo0 = lo; hi0 = hi; } /* planted: the bound from channel 0 alone */
-    }
-    lo = lo0;
-    hi = hi0;
-    {
+        if (j == 0) {
+            lo0 = lo;
+            hi0 = hi;
+        }
 #endif
     }
+#ifdef WAI_PLANTED_FAULT_FAST_IGDN_CHUNK_BOUND
+    lo = lo0; /* planted: the bound from channel 0 alone */
+    hi = hi0;
+#endif
     const int64_t amax = -(int64_t)lo > hi ? -(int64_t)lo : hi; /* <= 2^31 */
-    return (double)((amax * amax + (1 << 11)) >> 12);
-}
-
-/* A chunk whose sums could pass 2^52 (see igdn_fast): the reference's int64 arithmetic, on the
- * chunk's copy xc of x. */
-static void igdn_chunk_exact(const WaiLayer *l, int32_t *x, size_t plane, size_t pa, int np, int P,
-                             const int32_t *xc, unsigned shift)
-{
-    const int C = l->cin;
-    for (int i = 0; i < C; i++)
-        for (int t = 0; t < np; t++) {
-            int64_t acc = l->beta[i];
-            for (int j = 0; j < C; j++) {
-                const int64_t xj = xc[(size_t)j * P + t];
-                acc += (int64_t)l->gamma[(size_t)i * C + j] * ((xj * xj + (1 << 11)) >> 12);
-            }
-            const int64_t r = wai_isqrt64((uint64_t)acc);
-            x[i * plane + pa + t] = wai_clamp_act(wai_rshr(xc[(size_t)i * P + t] * r, shift));
-        }
+    const double x2max = (double)((amax * amax + (1 << 11)) >> 12);
+    if (x2max * gmax * C <= EXACT_MAX) return 0;
+    igdn_chunk_exact(l, x, plane, pa, np, P, xc, shift);
+    return 1;
 }
 
 /* igdn_fast's sparse form (bounds checked by the caller): per output channel i, the sum over
@@ -557,7 +566,7 @@ static int igdn_sparse(const WaiLayer *l, int32_t *x, int h, int w, int y0, int 
     int *sj = malloc((nnz ? nnz : 1) * sizeof(int));
     double *sg = malloc((nnz ? nnz : 1) * sizeof(double));
     double *xp = malloc((size_t)C * P * sizeof(double));
-    int32_t *xc = malloc((size_t)C * P * sizeof(int32_t)); /* igdn_chunk_x2 */
+    int32_t *xc = malloc((size_t)C * P * sizeof(int32_t)); /* igdn_chunk_load */
     int r = -1;
     if (!rs || !sj || !sg || !xp || !xc) goto end;
     rs[0] = 0;
@@ -577,10 +586,7 @@ static int igdn_sparse(const WaiLayer *l, int32_t *x, int h, int w, int y0, int 
     const size_t p0 = (size_t)y0 * w, p1 = (size_t)y1 * w;
     for (size_t pa = p0; pa < p1; pa += P) {
         const int np = (int)(p1 - pa < (size_t)P ? p1 - pa : (size_t)P);
-        if (igdn_chunk_x2(x, C, plane, pa, np, P, xp, xc) * gmax * C > EXACT_MAX) {
-            igdn_chunk_exact(l, x, plane, pa, np, P, xc, shift);
-            continue;
-        }
+        if (igdn_chunk_load(l, x, plane, pa, np, P, gmax, shift, xp, xc)) continue;
         for (int i = 0; i < C; i++)
             for (int t0 = 0; t0 < np; t0 += tw) {
                 vd acc[IGDN_SP_MB];
@@ -625,7 +631,7 @@ static int igdn_fast(const WaiLayer *l, int32_t *x, int h, int w, int y0, int y1
     for (int i = 0; i < C; i++)
         if (l->beta[i] < 0 || l->beta[i] > BIAS_MAX) return -1;
     const size_t plane = (size_t)h * w;
-    /* each chunk checks its own x2 bound (igdn_chunk_x2) */
+    /* each chunk checks its own x2 bound (igdn_chunk_load) */
     if (nnz * 2 <= (size_t)C * C) return igdn_sparse(l, x, h, w, y0, y1, nnz, (double)gmax);
 
     const int small = C <= NB_SMALL;
@@ -652,10 +658,7 @@ static int igdn_fast(const WaiLayer *l, int32_t *x, int h, int w, int y0, int y1
     const size_t p0 = (size_t)y0 * w, p1 = (size_t)y1 * w;
     for (size_t pa = p0; pa < p1; pa += P) {
         const int np = (int)(p1 - pa < (size_t)P ? p1 - pa : (size_t)P);
-        if (igdn_chunk_x2(x, C, plane, pa, np, P, xp, xc) * (double)gmax * C > EXACT_MAX) {
-            igdn_chunk_exact(l, x, plane, pa, np, P, xc, shift);
-            continue;
-        }
+        if (igdn_chunk_load(l, x, plane, pa, np, P, (double)gmax, shift, xp, xc)) continue;
         for (int ob = 0; ob < nob; ob++) {
             const int nn = imin(nb, C - ob * nb);
             for (int t0 = 0; t0 < np; t0 += tw) {

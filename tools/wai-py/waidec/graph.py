@@ -96,20 +96,31 @@ def hs_stripe_rows(model, hs, stripe_rows):
     return max(rows, unit)
 
 
+def stripe_windows(layers, shapes, disp_y, disp_h, rows):
+    """The stripes of `rows` rows covering [disp_y, disp_y + disp_h) of the output of `layers`
+    (g_s or h_s; `shapes` from walk_shapes): for each, its output rows (o0, o1) and per layer
+    the input window (a, b) of section 10."""
+    rows = min(rows, disp_h)
+    for y0 in range(disp_y, disp_y + disp_h, rows):
+        o0, o1 = y0, min(y0 + rows, disp_y + disp_h)
+        win = [None] * len(layers)
+        a, b = o0, o1
+        for k in reversed(range(len(layers))):
+            a, b, _ = stripe_window(layers[k], shapes[k][1], a, b)
+            win[k] = (a, b)
+        yield (o0, o1), win
+
+
 def stripe_tensor_max(layers, shapes, disp_y, disp_h, rows):
     """Q_gs (Q_hs) of 9.2: the largest window tensor (input or output of a layer's run, or the
     stripe of the list's output) over the stripes of `rows` rows covering [disp_y, disp_y +
     disp_h) of the output of `layers` (g_s or h_s; `shapes` from walk_shapes)."""
-    rows = min(rows, disp_h)
     q = 0
-    for y0 in range(disp_y, disp_y + disp_h, rows):
-        o0, o1 = y0, min(y0 + rows, disp_y + disp_h)
+    for (o0, o1), win in stripe_windows(layers, shapes, disp_y, disp_h, rows):
         q = max(q, shapes[-1][0] * (o1 - o0) * shapes[-1][2])
-        for layer, (c, h, w), (co, _, wo) in reversed(list(zip(layers, shapes, shapes[1:]))):
-            a, b, _ = stripe_window(layer, h, o0, o1)
+        for layer, (a, b), (c, _, w), (co, _, wo) in zip(layers, win, shapes, shapes[1:]):
             out_rows = conv_out_size(layer, b - a, 1)[0] if isinstance(layer, ConvLayer) else b - a
             q = max(q, c * (b - a) * w, co * out_rows * wo)
-            o0, o1 = a, b
     return q
 
 
@@ -118,18 +129,11 @@ def stripe_kept_sum(layers, shapes, disp_y, disp_h, rows):
     another before it in the list), the sum of each level's largest c * (r1 - r0') * w over two
     neighbouring stripes, where [r0, r1) is its window in one stripe and r0' the next one's
     window start (where they overlap)."""
-    rows = min(rows, disp_h)
     keeps = [isinstance(l, ConvLayer) and any(isinstance(e, ConvLayer) for e in layers[:k])
              for k, l in enumerate(layers)]
     kmax = [0] * len(layers)
     prev = None
-    for y0 in range(disp_y, disp_y + disp_h, rows):
-        o0, o1 = y0, min(y0 + rows, disp_y + disp_h)
-        win = [None] * len(layers)
-        for k in reversed(range(len(layers))):
-            a, b, _ = stripe_window(layers[k], shapes[k][1], o0, o1)
-            win[k] = (a, b)
-            o0, o1 = a, b
+    for _, win in stripe_windows(layers, shapes, disp_y, disp_h, rows):
         if prev:
             for k, (c, _, w) in enumerate(shapes[:-1]):
                 if keeps[k] and prev[k][1] > win[k][0]:
