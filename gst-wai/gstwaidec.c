@@ -103,6 +103,7 @@ gst_wai_dec_kernels_get_type (void)
     {WAI_KERNELS_NEON, "Arm NEON", "neon"},
     {WAI_KERNELS_AVX512VNNI, "x86 AVX-512 with VNNI", "avx512vnni"},
     {WAI_KERNELS_SIMD128, "WebAssembly SIMD128", "simd128"},
+    {WAI_KERNELS_AVX512AMX, "x86 AVX-512 with VNNI and AMX tiles", "avx512amx"},
     {0, NULL, NULL},
   };
 

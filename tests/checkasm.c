@@ -181,6 +181,40 @@ static void make_bound(Case *c, int above)
              above ? "exceeded" : "met", xb);
 }
 
+/* The AMX path's bound (x86/dsp_avx512amx.c): at most 32,768 terms per output, input
+ * channels counted padded to a multiple of 64. Every weight and input is -32513 = -128 * 256
+ * + 255, the largest term of each of its three int32 tile sums (16384, -65280, 65025), and
+ * the bias cancels an interior output's sum: 0 where the sums are exact, a clamped extreme
+ * where one wraps. above = 0: 4096 channels x 8 taps (1x8), exactly the bound (the AMX path
+ * takes it); above = 1: 4096 x 9 taps (3x3), past it (the AMX path must decline). */
+static void make_amx_bound(Case *c, int above)
+{
+    WaiLayer *l = &c->l;
+    memset(c, 0, sizeof(*c));
+    l->type = WAI_LAYER_CONV;
+    l->cin = 4096;
+    l->cout = 16;
+    l->kh = above ? 3 : 1;
+    l->kw = above ? 3 : 8;
+    l->stride = 1;
+    l->pad = above ? 1 : 0;
+    c->ih = 3;
+    c->iw = above ? 3 : 10;
+    c->oh = out_dim(l, c->ih, l->kh);
+    c->ow = out_dim(l, c->iw, l->kw);
+    const int64_t v = -32513, terms = (int64_t)l->cin * l->kh * l->kw;
+    const size_t nw = (size_t)l->cout * terms, nin = (size_t)l->cin * c->ih * c->iw;
+    l->weight = malloc(nw * sizeof(*l->weight));
+    l->shift = calloc((size_t)l->cout, 1);
+    l->bias = malloc((size_t)l->cout * sizeof(*l->bias));
+    c->in = malloc(nin * sizeof(*c->in));
+    for (size_t e = 0; e < nw; e++) l->weight[e] = (int16_t)v;
+    for (int o = 0; o < l->cout; o++) l->bias[o] = -terms * v * v;
+    for (size_t e = 0; e < nin; e++) c->in[e] = (int32_t)v;
+    snprintf(c->desc, sizeof(c->desc), "AMX bound %s: conv 4096->16 k%dx%d, %" PRId64 " terms",
+             above ? "exceeded" : "met", l->kh, l->kw, terms);
+}
+
 /* The VNNI path's chunk bound (x86/dsp_avx512vnni.c): int32 chunks of at most
  * 2 * floor(floor(INT32_MAX / (max|w| * max|half|)) / 2) terms. Every input x and weight w is
  * the same, so an interior output sums 9 * cin equal products and the bias cancels them: the
@@ -715,6 +749,9 @@ static void run_checks(int iters)
             make_bound(&c, above);
             check_case(s, &c, &sb);
             case_free(&c);
+            make_amx_bound(&c, above);
+            check_case(s, &c, &sb);
+            case_free(&c);
         }
         Stat sch = { 0, 0 };
         for (int k = 0; k < N_CHUNK_CASES; k++) {
@@ -882,6 +919,10 @@ static void run_bench(int reps)
     fill_conv(&c, WAI_LAYER_CONV, 192, 192, 3, 1, 1, 0, 64, 64);
     bench_case("conv 192->192 k3 s1, 64x64, 1 thread", &c, 192.0 * 192 * 9 * 64 * 64, reps);
     case_free(&c);
+    /* the shipped N=64 models' channel count (and tools/bench-amx-conv.c's second shape) */
+    fill_conv(&c, WAI_LAYER_CONV, 64, 64, 3, 1, 1, 0, 64, 480);
+    bench_case("conv 64->64 k3 s1, 64x480, 1 thread", &c, 64.0 * 64 * 9 * 64 * 480, reps);
+    case_free(&c);
     fill_conv(&c, WAI_LAYER_CONVT, 192, 3, 5, 2, 2, 1, 128, 128);
     bench_case("convT 192->3 k5 s2, 128x128 -> 256x256, 1 thread", &c,
                3.0 * 192 * 25 * 128 * 128, reps);
@@ -926,7 +967,8 @@ int main(int argc, char **argv)
 
     wai_dsp_init_ref(&ref);
     static const WaiKernels ks[] = { WAI_KERNELS_C, WAI_KERNELS_AVX2, WAI_KERNELS_AVX512,
-                                     WAI_KERNELS_AVX512VNNI, WAI_KERNELS_NEON, WAI_KERNELS_SIMD128 };
+                                     WAI_KERNELS_AVX512VNNI, WAI_KERNELS_AVX512AMX, WAI_KERNELS_NEON,
+                                     WAI_KERNELS_SIMD128 };
     for (size_t k = 0; k < sizeof(ks) / sizeof(ks[0]); k++) {
         Set *s = &sets[n_sets];
         s->k = ks[k];

@@ -59,8 +59,8 @@ static void test_defaults(void)
 static void test_kernel_names(void)
 {
     static const char *names[] = { "auto", "reference", "c", "avx2", "avx512", "neon",
-                                   "avx512vnni", "simd128" };
-    for (int k = 0; k < 8; k++) {
+                                   "avx512vnni", "simd128", "avx512amx" };
+    for (int k = 0; k < 9; k++) {
         WaiKernels out = (WaiKernels)99;
         CHECK_EQ(wai_kernels_from_name(names[k], &out), 0);
         CHECK_EQ(out, k);

@@ -504,7 +504,7 @@ int wai_decoder_open(WaiDecoder **out, const WaiSettings *s)
     WaiKernels k;
     if (pick_kernels(s, &k))
         return open_fail(s, WAI_ERR_INVALID_ARG, "WAI_KERNELS=\"%s\" is not a kernel set (auto, "
-                         "reference, c, avx2, avx512, avx512vnni, neon, simd128)", getenv("WAI_KERNELS"));
+                         "reference, c, avx2, avx512, avx512vnni, avx512amx, neon, simd128)", getenv("WAI_KERNELS"));
 
     WaiDecoder *d = calloc(1, sizeof(*d));
     if (!d) return open_fail(s, WAI_ERR_NOMEM, "decoder context");

@@ -21,6 +21,9 @@ static const FastSet fast_sets[] = {
     { WAI_KERNELS_AVX512, WAI_CPU_AVX512, wai_dsp_init_avx512 },
     { WAI_KERNELS_AVX512VNNI, WAI_CPU_AVX512VNNI, wai_dsp_init_avx512vnni },
 #endif
+#if WAI_HAVE_FAST_AMX
+    { WAI_KERNELS_AVX512AMX, WAI_CPU_AMX, wai_dsp_init_avx512amx },
+#endif
 #if WAI_HAVE_FAST_NEON
     { WAI_KERNELS_NEON, WAI_CPU_NEON, wai_dsp_init_neon },
 #endif
@@ -29,6 +32,14 @@ static const FastSet fast_sets[] = {
 #endif
     { WAI_KERNELS_REFERENCE, 0, NULL }, /* keeps the array non-empty; never matched below */
 };
+
+/* Whether set f can run here: its CPU flag, and for AMX the OS's grant, asked for only when
+ * the set would be chosen (the grant changes the process: cpu.c). */
+static int usable(const FastSet *f, unsigned flags)
+{
+    if (!(flags & f->cpu_flag)) return 0;
+    return f->cpu_flag != WAI_CPU_AMX || wai_cpu_amx_grant();
+}
 
 int wai_dsp_init(WaiDsp *dsp, WaiKernels k)
 {
@@ -46,17 +57,18 @@ int wai_dsp_init(WaiDsp *dsp, WaiKernels k)
     case WAI_KERNELS_AUTO:
         wai_dsp_init_c(dsp);
         for (size_t i = 0; i < n_fast; i++)
-            if (flags & fast_sets[i].cpu_flag) fast_sets[i].init(dsp);
+            if (usable(&fast_sets[i], flags)) fast_sets[i].init(dsp);
         return 0;
     case WAI_KERNELS_AVX2:
     case WAI_KERNELS_AVX512:
     case WAI_KERNELS_AVX512VNNI:
+    case WAI_KERNELS_AVX512AMX:
     case WAI_KERNELS_NEON:
     case WAI_KERNELS_SIMD128:
         /* a set this build lacks, or this CPU cannot run: unsupported, not invalid */
         for (size_t i = 0; i < n_fast; i++) {
             if (fast_sets[i].kernels != k) continue;
-            if (!(flags & fast_sets[i].cpu_flag)) return WAI_ERR_UNSUPPORTED;
+            if (!usable(&fast_sets[i], flags)) return WAI_ERR_UNSUPPORTED;
             fast_sets[i].init(dsp);
             return 0;
         }

@@ -8,6 +8,7 @@ void wai_dsp_init_c(WaiDsp *dsp);
 void wai_dsp_init_avx2(WaiDsp *dsp);
 void wai_dsp_init_avx512(WaiDsp *dsp);
 void wai_dsp_init_avx512vnni(WaiDsp *dsp);
+void wai_dsp_init_avx512amx(WaiDsp *dsp);
 void wai_dsp_init_neon(WaiDsp *dsp);
 void wai_dsp_init_simd128(WaiDsp *dsp);
 

@@ -57,6 +57,7 @@ static const char *const kernel_names[] = {
     [WAI_KERNELS_NEON] = "neon",
     [WAI_KERNELS_AVX512VNNI] = "avx512vnni",
     [WAI_KERNELS_SIMD128] = "simd128",
+    [WAI_KERNELS_AVX512AMX] = "avx512amx",
 };
 #define N_KERNELS (sizeof(kernel_names) / sizeof(kernel_names[0]))
 

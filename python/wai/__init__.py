@@ -168,11 +168,11 @@ def info(data):
 
 def _kernels(name):
     """The WaiKernels value of a kernel set's name ('auto', 'reference', 'c', 'avx2', 'avx512',
-    'avx512vnni', 'neon', 'simd128'); ValueError for any other."""
+    'avx512vnni', 'avx512amx', 'neon', 'simd128'); ValueError for any other."""
     k = ctypes.c_int(0)
     if _lib.wai_kernels_from_name(str(name).encode(), ctypes.byref(k)) < 0:
         raise ValueError("unknown kernel set %r (auto, reference, c, avx2, avx512, avx512vnni, "
-                         "neon or simd128)" % (name,))
+                         "avx512amx, neon or simd128)" % (name,))
     return k.value
 
 

@@ -70,10 +70,11 @@ typedef enum WaiKernels {
     WAI_KERNELS_NEON = 5,
     WAI_KERNELS_AVX512VNNI = 6, /**< AVX-512 with VNNI (16-bit dot products) for conv/convT */
     WAI_KERNELS_SIMD128 = 7,    /**< WebAssembly SIMD128 (the WebAssembly build only) */
+    WAI_KERNELS_AVX512AMX = 8,  /**< AVX512VNNI with AMX-INT8 tiles for conv/convT (x86-64 Linux) */
 } WaiKernels;
 
-/** Parse "auto", "reference", "c", "avx2", "avx512", "neon", "avx512vnni", "simd128"; returns
- *  WAI_ERR_INVALID_ARG otherwise. */
+/** Parse "auto", "reference", "c", "avx2", "avx512", "neon", "avx512vnni", "simd128",
+ *  "avx512amx"; returns WAI_ERR_INVALID_ARG otherwise. */
 WAI_API int wai_kernels_from_name(const char *name, WaiKernels *out);
 WAI_API const char *wai_kernels_name(WaiKernels k);
 

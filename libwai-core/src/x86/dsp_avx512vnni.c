@@ -824,7 +824,11 @@ static void vnni_igdn_k(const WaiLayer *l, int32_t *x, int h, int w, int y0, int
     if (vnni_igdn(l, x, h, w, y0, y1) < 0) igdn_k(l, x, h, w, y0, y1);
 }
 
-void wai_dsp_init_avx512vnni(WaiDsp *dsp)
+/* dsp_avx512amx.c includes this file, for its fallbacks, under another name for this one */
+#ifndef VNNI_SET_INIT
+#define VNNI_SET_INIT wai_dsp_init_avx512vnni
+#endif
+void VNNI_SET_INIT(WaiDsp *dsp)
 {
     vnni_double_init(dsp); /* the fallbacks: the AVX-512 double path */
     dsp->conv = vnni_conv_k;

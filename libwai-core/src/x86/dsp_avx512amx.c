@@ -1,0 +1,434 @@
+/* AVX-512 with AMX-INT8 set: conv (stride 1) and convT on AMX tiles (16 x 16 int32 sums of
+ * int8 products); IGDN and every call this path declines run the AVX-512 VNNI set (included
+ * below), which declines in turn to the AVX-512 double path and the reference.
+ * Built with the VNNI set's flags and -mamx-tile -mamx-int8; chosen only where cpu.c finds
+ * the tiles usable (the CPU has them, the OS saves their state, and Linux grants this process
+ * the tile data, arch_prctl ARCH_REQ_XCOMP_PERM).
+ *
+ * Why the integers are the reference's (spec 5.1). The polyphase form, the tap offsets and the
+ * epilogue (bias, rshr, clamp on the int64 sum) are the VNNI set's; only the sums differ:
+ *  - Activations in int16 halves as in the VNNI set, from the call's max |x| over the input
+ *    rows it reads: x itself where that is <= 32767; else x = hi * 2^S + lo (split_x), both
+ *    within int16, sum w x = 2^S sum w hi + sum w lo. The VNNI set takes the calls where it
+ *    would use its outlier form (one pass and a few exceptions, its own condition) and those
+ *    whose hi would not fit int16.
+ *  - Every weight and half is cut into two bytes: w = wh * 2^8 + wl with wh = w >> 8 in
+ *    [-128, 127] and wl = w & 255 in [0, 255] (any int16 w), and likewise the half x:
+ *      sum w x = 2^16 sum wh xh + 2^8 (sum wh xl + sum wl xh) + sum wl xl,
+ *    an identity of integers: four tile products (tdpbssd, tdpbsud, tdpbusd, tdpbuud) summed
+ *    in three int32 tiles.
+ *  - No tile sum wraps: a term of the last is at most 255 * 255 = 65,025, of the middle one
+ *    at most 128 * 255 * 2 = 65,280 and of the first 128 * 128 in magnitude, and an output has
+ *    at most AMX_KMAX = 32,768 terms (the input channels padded to a multiple of 64 with zero
+ *    weights, times the phase's taps; a layer with more runs the VNNI set):
+ *    32,768 * 65,280 = 2,139,095,040 < 2^31. The three sums are combined in int64, then
+ *    the halves: 2^15 terms of at most 2^15 * 2^15, times 2^S <= 2^15, stay below 2^60.
+ *  - Zero padding (rows and columns outside the input, channels past cin, output channels past
+ *    cout) is explicit zeros: terms 0 * w or x * 0. Any order of exact integer additions gives
+ *    the same integer.
+ * Layout: the input rows a band of output rows reads are packed, a chunk of AMX_COLS phase
+ * columns at a time, into two byte planes per half (xh, xl), each row [channel quad][column]
+ * [4 channels]: a B tile (16 quads = 64 channels x 16 columns) of any tap is then one
+ * tileloadd at the tap's column offset with the quad stride. The weights are packed once per layer run (prep_layer)
+ * into A tiles (16 output channels x 64 input channels) per phase, tap and 64-channel block. */
+#include <immintrin.h>
+#include <stdint.h>
+
+#include "dsp.h"
+#include "dsp_fast.h"
+
+#define VNNI_SET_INIT vnni_set_init
+static void vnni_set_init(WaiDsp *dsp);
+#include "dsp_avx512vnni.c"
+
+#define AMX_COLS 128   /* phase columns per packed chunk (a multiple of 16) */
+#define AMX_ROWS 8     /* output rows per packed row chunk */
+#define AMX_KMAX 32768 /* terms per output (the bound above) */
+/* Layers with fewer output channels (the last, 3) fill a 16-row tile poorly: they run the
+ * VNNI set's small tile (speed only, never a result). */
+#define AMX_MIN_COUT 8
+
+static const char amx_owner; /* tags this set's preparations */
+typedef struct AmxPrep {
+    const void *owner; /* first, as in every preparation (dsp_tmpl.c) */
+    /* the layer this was made from (a stale or foreign preparation is ignored) */
+    const int16_t *weight;
+    int cin, cout, kh, kw, stride, pad, transposed;
+    Phases py, px;
+    int nob, ncb;                /* 16-channel output blocks, 64-channel input blocks */
+    size_t wphase[MAXS][MAXS];   /* first A tile of each phase */
+    int8_t *wh, *wl;             /* A tiles, per phase [ob][ty][tx][cb], 16 x 64 bytes each */
+    VnniPrep *vn;                /* the VNNI set's preparation, for the calls declined here */
+} AmxPrep;
+
+/* The tile configuration: palette 1, tiles 0-2 the sums (16 x 16 int32), 3-4 the weights'
+ * bytes (A: 16 x 64), 5-6 the input's bytes (B: 16 quads x 16 columns). */
+typedef struct AmxTileCfg {
+    uint8_t palette, start_row, reserved[14];
+    uint16_t colsb[16];
+    uint8_t rows[16];
+} AmxTileCfg;
+
+static const AmxTileCfg amx_cfg = {
+    .palette = 1,
+    .colsb = { 64, 64, 64, 64, 64, 64, 64 },
+    .rows = { 16, 16, 16, 16, 16, 16, 16 },
+};
+
+/* Whether this path takes the layer (the same gates as the VNNI set's, and the bound). */
+static int amx_takes(const WaiLayer *l, int transposed)
+{
+    const int s = transposed ? l->stride : 1;
+    if ((!transposed && l->stride != 1) || s < 1 || s > MAXS || l->kh > MAXK || l->kw > MAXK ||
+        l->kh < 1 || l->kw < 1 || l->pad < 0 || l->pad > 14 || l->cin < 1 || l->cin > 4096 ||
+        l->cout < AMX_MIN_COUT)
+        return 0;
+    Phases py, px;
+    phases_init(&py, transposed, s, l->kh, l->pad);
+    phases_init(&px, transposed, s, l->kw, l->pad);
+    const int64_t cpad = ((int64_t)l->cin + 63) / 64 * 64;
+    for (int a = 0; a < s; a++)
+        for (int b = 0; b < s; b++)
+#ifdef WAI_PLANTED_FAULT_FAST_AMX_KMAX
+            if (cpad * py.n[a] * px.n[b] > 2 * AMX_KMAX) return 0; /* planted: twice the bound */
+#else
+            if (cpad * py.n[a] * px.n[b] > AMX_KMAX) return 0;
+#endif
+    return 1;
+}
+
+static void amx_prep_destroy(AmxPrep *a)
+{
+    if (!a) return;
+    vnni_prep_free(a->vn);
+    free(a->wh);
+    free(a->wl);
+    free(a);
+}
+
+static void amx_prep_free(void *p)
+{
+    if (!p) return;
+    const void *tag;
+    memcpy(&tag, p, sizeof(tag));
+    if (tag == &amx_owner) amx_prep_destroy(p);
+    else vnni_prep_free(p); /* the VNNI set's own (a layer this path does not take) */
+}
+
+/* NULL where this path does not take the layer. with_vnni: also the VNNI set's preparation. */
+static AmxPrep *amx_prep_make(const WaiLayer *l, int transposed, int with_vnni)
+{
+    if (!amx_takes(l, transposed)) return NULL;
+    const int s = transposed ? l->stride : 1;
+    AmxPrep *a = calloc(1, sizeof(*a));
+    if (!a) return NULL;
+    a->owner = &amx_owner;
+    a->weight = l->weight;
+    a->cin = l->cin; a->cout = l->cout; a->kh = l->kh; a->kw = l->kw;
+    a->stride = l->stride; a->pad = l->pad; a->transposed = transposed;
+    phases_init(&a->py, transposed, s, l->kh, l->pad);
+    phases_init(&a->px, transposed, s, l->kw, l->pad);
+    a->nob = (l->cout + 15) / 16;
+    a->ncb = (l->cin + 63) / 64;
+    size_t tiles = 0;
+    for (int p = 0; p < s; p++)
+        for (int q = 0; q < s; q++) {
+            a->wphase[p][q] = tiles;
+            tiles += (size_t)a->nob * a->py.n[p] * a->px.n[q] * a->ncb;
+        }
+    if (tiles > MAX_WPACK / 2048 || !(a->wh = malloc((tiles ? tiles : 1) * 1024)) ||
+        !(a->wl = malloc((tiles ? tiles : 1) * 1024)) ||
+        (with_vnni && !(a->vn = vnni_prep_make(l, transposed)))) {
+        amx_prep_destroy(a);
+        return NULL;
+    }
+    const int cin = l->cin, kh = l->kh, kw = l->kw;
+    for (int p = 0; p < s; p++)
+        for (int q = 0; q < s; q++) {
+            const int ny = a->py.n[p], nx = a->px.n[q];
+            for (int ob = 0; ob < a->nob; ob++)
+                for (int ty = 0; ty < ny; ty++)
+                    for (int tx = 0; tx < nx; tx++)
+                        for (int cb = 0; cb < a->ncb; cb++) {
+                            const size_t t = a->wphase[p][q] +
+                                             (((size_t)ob * ny + ty) * nx + tx) * a->ncb + cb;
+                            int8_t *dh = a->wh + t * 1024, *dl = a->wl + t * 1024;
+                            for (int m = 0; m < 16; m++)
+                                for (int k = 0; k < 64; k++) {
+                                    const int o = ob * 16 + m, c = cb * 64 + k;
+                                    int w = 0;
+                                    if (o < l->cout && c < cin)
+                                        w = l->weight[((size_t)o * cin + c) * kh * kw +
+                                                      (size_t)a->py.k[p][ty] * kw + a->px.k[q][tx]];
+                                    dh[m * 64 + k] = (int8_t)(w >> 8); /* arithmetic: [-128, 127] */
+                                    dl[m * 64 + k] = (int8_t)(uint8_t)(w & 255);
+                                }
+                        }
+        }
+    return a;
+}
+
+static int amx_prep_matches(const AmxPrep *a, const WaiLayer *l, int transposed)
+{
+    const void *tag = NULL;
+    if (a) memcpy(&tag, a, sizeof(tag)); /* another set's preparation may be here */
+    return a && tag == &amx_owner && a->weight == l->weight && a->cin == l->cin &&
+           a->cout == l->cout && a->kh == l->kh && a->kw == l->kw && a->stride == l->stride &&
+           a->pad == l->pad && a->transposed == transposed;
+}
+
+static void *amx_prep_layer(const WaiLayer *l)
+{
+    if (l->type != WAI_LAYER_CONV && l->type != WAI_LAYER_CONVT) return NULL;
+    AmxPrep *a = amx_prep_make(l, l->type == WAI_LAYER_CONVT, 1);
+    if (a) return a;
+    return vnni_prep_layer(l); /* a layer this path does not take runs the VNNI set */
+}
+
+typedef struct AmxCall {
+    const AmxPrep *a;
+    const WaiLayer *l;
+    int wpk, prmax, nq; /* packed columns and rows, channel quads (a multiple of 16) */
+    size_t qs, rs;      /* bytes per packed quad (wpk * 4) and per packed row (nq * qs) */
+    int halves, S;      /* x itself (1), or x = hi * 2^S + lo (2) */
+    int8_t *xh[2], *xl[2]; /* per half, the byte planes */
+} AmxCall;
+
+/* Packs input rows [rlo, rlo + prmax) and columns [cbase, cbase + wpk) of each half into its
+ * byte planes, zeros outside the tensor and for the channels past cin. Sixteen columns of a
+ * quad at a time: each int32 lane gathers one column's bytes of the quad's four channels.
+ * The halves are split_x's: hi = (x + 2^(S-1)) >> S, lo = x - hi * 2^S (|x| < 2^30 here). */
+static void amx_pack_input(const AmxCall *c, const int32_t *in, int ih, int iw, int rlo, int cbase)
+{
+    const int cin = c->l->cin;
+    const int x0 = imax(0, cbase), x1 = imin(iw, cbase + c->wpk);
+    const __m512i m8 = _mm512_set1_epi32(255), rnd = _mm512_set1_epi32(1 << (c->S - 1));
+    const __m128i vS = _mm_cvtsi32_si128(c->S);
+    for (int h = 0; h < c->halves; h++)
+        for (int r = 0; r < c->prmax; r++) {
+            const int iy = rlo + r;
+            int8_t *rh = c->xh[h] + (size_t)r * c->rs, *rl = c->xl[h] + (size_t)r * c->rs;
+            if (iy < 0 || iy >= ih || x0 >= x1) {
+                memset(rh, 0, c->rs);
+                memset(rl, 0, c->rs);
+                continue;
+            }
+            for (int q = 0; q < c->nq; q++) {
+                int8_t *dh = rh + (size_t)q * c->qs, *dl = rl + (size_t)q * c->qs;
+                if (4 * q >= cin) {
+                    memset(dh, 0, c->qs);
+                    memset(dl, 0, c->qs);
+                    continue;
+                }
+                memset(dh, 0, (size_t)(x0 - cbase) * 4);
+                memset(dl, 0, (size_t)(x0 - cbase) * 4);
+                for (int x = x0; x < x1; x += 16) {
+                    const __mmask16 mk = (__mmask16)(x1 - x >= 16 ? 0xffffu : (1u << (x1 - x)) - 1);
+                    __m512i lo = _mm512_setzero_si512(), hi = _mm512_setzero_si512();
+                    for (int k = 0; k < 4 && 4 * q + k < cin; k++) {
+                        const int32_t *src = in + ((size_t)(4 * q + k) * ih + iy) * iw;
+                        __m512i v = _mm512_maskz_loadu_epi32(mk, src + x);
+                        if (c->halves > 1) {
+                            const __m512i vh = _mm512_sra_epi32(_mm512_add_epi32(v, rnd), vS);
+                            v = h ? _mm512_sub_epi32(v, _mm512_sll_epi32(vh, vS)) : vh;
+                        }
+#ifdef WAI_PLANTED_FAULT_FAST_AMX_BYTES
+                        const __m512i vl = _mm512_and_si512(v, _mm512_set1_epi32(127)); /* planted: 7 bits */
+#else
+                        const __m512i vl = _mm512_and_si512(v, m8);
+#endif
+                        const __m512i sh = _mm512_set1_epi32(8 * k);
+                        lo = _mm512_or_si512(lo, _mm512_sllv_epi32(vl, sh));
+                        hi = _mm512_or_si512(hi, _mm512_sllv_epi32(
+                                                     _mm512_and_si512(_mm512_srai_epi32(v, 8), m8), sh));
+                    }
+                    _mm512_mask_storeu_epi32(dl + (size_t)(x - cbase) * 4, mk, lo);
+                    _mm512_mask_storeu_epi32(dh + (size_t)(x - cbase) * 4, mk, hi);
+                }
+                memset(dh + (size_t)(x1 - cbase) * 4, 0, (size_t)(cbase + c->wpk - x1) * 4);
+                memset(dl + (size_t)(x1 - cbase) * 4, 0, (size_t)(cbase + c->wpk - x1) * 4);
+            }
+        }
+}
+
+/* Output row oy, column phase px, phase columns [mc0, m1) of the packed chunk at mc0. */
+static void amx_row(const AmxCall *c, int32_t *out, int oh, int ow, int oy, int px, int rlo,
+                    int mc0, int m1)
+{
+    const AmxPrep *a = c->a;
+    const WaiLayer *l = c->l;
+    const int s = a->py.s, py = oy % s, qy = oy / s;
+    const int ny = a->py.n[py], nx = a->px.n[px], ncb = a->ncb;
+    int32_t hh[256], mid[256], ll[256];
+    int64_t res[256];
+    for (int ob = 0; ob < a->nob; ob++) {
+        const size_t t0 = (a->wphase[py][px] + (size_t)ob * ny * nx * ncb) * 1024;
+        const int nn = imin(16, l->cout - ob * 16);
+        for (int m0 = mc0; m0 < m1; m0 += 16) {
+            const int nt = imin(16, m1 - m0);
+            for (int h = 0; h < c->halves; h++) {
+                _tile_zero(0);
+                _tile_zero(1);
+                _tile_zero(2);
+                for (int ty = 0; ty < ny; ty++) {
+                    const size_t row = (size_t)(qy + a->py.d[py][ty] - rlo) * c->rs;
+                    for (int tx = 0; tx < nx; tx++) {
+                        const size_t col = row + (size_t)(m0 - mc0 + a->px.d[px][tx] - a->px.dmin) * 4;
+                        const size_t wt = t0 + (size_t)(ty * nx + tx) * ncb * 1024;
+                        for (int cb = 0; cb < ncb; cb++) {
+                            const size_t xo = col + (size_t)cb * 16 * c->qs;
+                            _tile_loadd(3, a->wh + wt + (size_t)cb * 1024, 64);
+                            _tile_loadd(4, a->wl + wt + (size_t)cb * 1024, 64);
+                            _tile_loadd(5, c->xh[h] + xo, c->qs);
+                            _tile_loadd(6, c->xl[h] + xo, c->qs);
+                            _tile_dpbssd(0, 3, 5);
+                            _tile_dpbsud(1, 3, 6);
+                            _tile_dpbusd(1, 4, 5);
+#ifdef WAI_PLANTED_FAULT_FAST_AMX_SIGN
+                            _tile_dpbusd(2, 4, 6); /* planted: the input's low byte as signed */
+#else
+                            _tile_dpbuud(2, 4, 6);
+#endif
+                        }
+                    }
+                }
+                _tile_stored(0, hh, 64);
+                _tile_stored(1, mid, 64);
+                _tile_stored(2, ll, 64);
+                /* the half's sum, 2^16 hh + 2^8 mid + ll; the hi half of two then times 2^S */
+#ifdef WAI_PLANTED_FAULT_FAST_AMX_HALVES
+                const __m128i vS = _mm_cvtsi32_si128(c->halves > 1 && !h ? c->S - 1 : 0); /* planted */
+#else
+                const __m128i vS = _mm_cvtsi32_si128(c->halves > 1 && !h ? c->S : 0);
+#endif
+                for (int n = 0; n < nn; n++)
+                    for (int g = 0; g < 2; g++) {
+                        const int e = n * 16 + g * 8;
+                        __m512i v = _mm512_slli_epi64(
+                            _mm512_cvtepi32_epi64(_mm256_loadu_si256((const __m256i *)(hh + e))), 16);
+                        v = _mm512_add_epi64(v, _mm512_slli_epi64(_mm512_cvtepi32_epi64(
+                                                     _mm256_loadu_si256((const __m256i *)(mid + e))), 8));
+                        v = _mm512_add_epi64(
+                            v, _mm512_cvtepi32_epi64(_mm256_loadu_si256((const __m256i *)(ll + e))));
+                        v = _mm512_sll_epi64(v, vS);
+                        if (h) v = _mm512_add_epi64(v, _mm512_loadu_si512(res + e));
+                        _mm512_storeu_si512(res + e, v);
+                    }
+            }
+            for (int n = 0; n < nn; n++) {
+                const int o = ob * 16 + n;
+                const int64_t *r0 = res + n * 16;
+                int32_t *dst = out + ((size_t)o * oh + oy) * ow + (size_t)m0 * s + px;
+                if (s <= 2)
+                    vn_store(r0, NULL, 0, l->bias[o], l->shift[o], dst, nt, s);
+                else
+                    for (int t = 0; t < nt; t++)
+                        dst[(size_t)t * s] = wai_clamp_act(wai_rshr(r0[t] + l->bias[o], l->shift[o]));
+            }
+        }
+    }
+}
+
+/* Returns 0 when done, -1 when the caller must take another path. */
+static int amx_conv(const WaiLayer *l, const int32_t *in, int ih, int iw, int32_t *out, int oh,
+                    int ow, int oy0, int oy1, int transposed)
+{
+    if (oy0 >= oy1) return 0;
+    for (int o = 0; o < l->cout; o++)
+        if (l->bias[o] > BIAS_MAX || l->bias[o] < -BIAS_MAX) return -1;
+    AmxPrep *own = NULL;
+    const AmxPrep *a = l->prep;
+    const int prepared = amx_prep_matches(a, l, transposed);
+    if (!prepared && !amx_takes(l, transposed)) return -1;
+    /* the halves, from the rows the call reads, before any packing: one where max |x| <=
+     * 32767; else two if hi fits int16, unless the VNNI set would take the call in its
+     * outlier form (one pass, a few exceptions; its condition exactly) */
+    const int s = transposed ? l->stride : 1;
+    Phases py;
+    phases_init(&py, transposed, s, l->kh, l->pad);
+    const int r0 = oy0 / s + py.dmin, r1 = (oy1 - 1) / s + py.dmax + 1;
+    const int64_t xmax = max_abs_rows(in, l->cin, ih, iw, r0, r1);
+    AmxCall c = { .l = l, .halves = 1, .S = 1 };
+    if (xmax > 32767) {
+        int bits = 0;
+        while (bits < 40 && ((int64_t)1 << bits) <= xmax) bits++; /* xmax < 2^bits */
+        c.S = imax(1, imin(15, (bits + 1) / 2));
+        if ((xmax >> c.S) + 1 > 32767) return -1;
+        const int ra = imax(r0, 0), rb = imin(r1, ih);
+        const size_t nout = count_above(in, l->cin, ih, iw, ra, rb, 32767);
+        if (nout * VN_OUTLIER_DIV <= (size_t)l->cin * (size_t)(rb - ra) * (size_t)iw) return -1;
+        c.halves = 2;
+    }
+    if (!prepared) {
+        if (!(own = amx_prep_make(l, transposed, 0))) return -1;
+        a = own;
+    }
+    c.a = a;
+    c.wpk = AMX_COLS + a->px.dmax - a->px.dmin;
+    c.prmax = (AMX_ROWS - 1) / s + 2 + a->py.dmax - a->py.dmin;
+    c.nq = a->ncb * 16;
+    c.qs = (size_t)c.wpk * 4;
+    c.rs = (size_t)c.nq * c.qs;
+    int r = -1;
+    for (int h = 0; h < c.halves; h++)
+        if (!(c.xh[h] = malloc((size_t)c.prmax * c.rs)) || !(c.xl[h] = malloc((size_t)c.prmax * c.rs)))
+            goto end;
+    _tile_loadconfig(&amx_cfg);
+    const int mtot = (ow + s - 1) / s;
+    for (int ya = oy0; ya < oy1; ya += AMX_ROWS) {
+        const int yb = imin(oy1, ya + AMX_ROWS);
+        const int rlo = ya / s + a->py.dmin;
+        for (int mc0 = 0; mc0 < mtot; mc0 += AMX_COLS) {
+            amx_pack_input(&c, in, ih, iw, rlo, mc0 + a->px.dmin);
+            for (int oy = ya; oy < yb; oy++)
+                for (int px = 0; px < s; px++) {
+                    const int mpx = px < ow ? (ow - px + s - 1) / s : 0;
+                    const int m1 = imin(mpx, mc0 + AMX_COLS);
+                    if (mc0 < m1) amx_row(&c, out, oh, ow, oy, px, rlo, mc0, m1);
+                }
+        }
+    }
+    _tile_release();
+    r = 0;
+end:
+    for (int h = 0; h < 2; h++) {
+        free(c.xh[h]);
+        free(c.xl[h]);
+    }
+    amx_prep_destroy(own);
+    return r;
+}
+
+/* A declined call: the VNNI set, with its own preparation where this set made one. */
+static void amx_decline(const WaiLayer *l, const int32_t *in, int ih, int iw, int32_t *out,
+                        int oh, int ow, int oy0, int oy1, int transposed)
+{
+    WaiLayer lv = *l;
+    const AmxPrep *a = l->prep;
+    if (amx_prep_matches(a, l, transposed)) lv.prep = a->vn;
+    if (transposed) vnni_convt_k(&lv, in, ih, iw, out, oh, ow, oy0, oy1);
+    else vnni_conv_k(&lv, in, ih, iw, out, oh, ow, oy0, oy1);
+}
+
+static void amx_conv_k(const WaiLayer *l, const int32_t *in, int ih, int iw, int32_t *out, int oh,
+                       int ow, int oy0, int oy1)
+{
+    if (amx_conv(l, in, ih, iw, out, oh, ow, oy0, oy1, 0) < 0)
+        amx_decline(l, in, ih, iw, out, oh, ow, oy0, oy1, 0);
+}
+
+static void amx_convt_k(const WaiLayer *l, const int32_t *in, int ih, int iw, int32_t *out,
+                        int oh, int ow, int oy0, int oy1)
+{
+    if (amx_conv(l, in, ih, iw, out, oh, ow, oy0, oy1, 1) < 0)
+        amx_decline(l, in, ih, iw, out, oh, ow, oy0, oy1, 1);
+}
+
+void wai_dsp_init_avx512amx(WaiDsp *dsp)
+{
+    vnni_set_init(dsp); /* IGDN and the fallbacks */
+    dsp->conv = amx_conv_k;
+    dsp->convt = amx_convt_k;
+    dsp->prep_layer = amx_prep_layer;
+    dsp->prep_free = amx_prep_free;
+}
