@@ -1,9 +1,43 @@
 /* The reference integer operators (spec section 5): hand-computed cases, and the kernels
  * against independent naive formulations written here (direct conv, scatter convT). */
+#define _DEFAULT_SOURCE 1 /* syscall() beside the project's _POSIX_C_SOURCE */
 #include <string.h>
 
 #include "dsp.h"
 #include "testutil.h"
+
+#if defined(__x86_64__) && defined(__linux__)
+#include <sys/syscall.h>
+#include <unistd.h>
+/* Whether Linux has granted this process the AMX tile data (ARCH_GET_XCOMP_PERM, bit 18 of
+ * the permitted XSAVE features); -1 where the kernel cannot say. */
+static int amx_permitted(void)
+{
+    unsigned long long m = 0;
+    if (syscall(SYS_arch_prctl, 0x1022 /* ARCH_GET_XCOMP_PERM */, &m)) return -1;
+    return (int)((m >> 18) & 1);
+}
+#else
+static int amx_permitted(void) { return -1; }
+#endif
+
+/* The AMX grant changes the process (a larger minimum signal stack), so the library asks for
+ * it only when the AMX set is chosen (dsp.c): not for the reference, C or VNNI sets; for
+ * `auto` where the CPU has AMX and the build the set. Run first: nothing has asked yet. */
+static void test_amx_grant_lazy(void)
+{
+    if (amx_permitted() != 0) return; /* no such kernel interface, or granted before us */
+    WaiDsp d;
+    CHECK_EQ(wai_dsp_init(&d, WAI_KERNELS_REFERENCE), 0);
+    CHECK_EQ(wai_dsp_init(&d, WAI_KERNELS_C), 0);
+    const int r = wai_dsp_init(&d, WAI_KERNELS_AVX512VNNI);
+    CHECK(r == 0 || r == WAI_ERR_UNSUPPORTED);
+    CHECK_EQ(amx_permitted(), 0);
+    /* auto asks exactly where the AMX set can run (built, the CPU has it, the OS grants) */
+    CHECK_EQ(wai_dsp_init(&d, WAI_KERNELS_AUTO), 0);
+    const int after_auto = amx_permitted();
+    CHECK_EQ(after_auto, wai_dsp_init(&d, WAI_KERNELS_AVX512AMX) == 0);
+}
 
 static WaiDsp dsp;
 
@@ -592,6 +626,7 @@ static void test_dsp_init(void)
 
 int main(void)
 {
+    test_amx_grant_lazy();
     wai_dsp_init_ref(&dsp);
     test_dsp_init();
     test_isqrt();

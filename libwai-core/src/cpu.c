@@ -49,6 +49,9 @@ unsigned wai_cpu_flags(void)
      * bits 17, 18); the process must still ask for the tile data (wai_cpu_amx_grant) */
     if ((flags & WAI_CPU_AVX512VNNI) && ((d >> 24) & 3) == 3 && (xcr0 & 0x60000) == 0x60000)
         flags |= WAI_CPU_AMX;
+#ifdef WAI_PLANTED_FAULT_AMX_GRANT_EAGER
+    if (flags & WAI_CPU_AMX) wai_cpu_amx_grant(); /* planted: asked whatever the set chosen */
+#endif
     return flags;
 }
 
