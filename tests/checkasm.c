@@ -148,29 +148,35 @@ static void make_conv(Case *c, int type, int xmode, int wmode)
              l->pad, l->out_pad, c->ih, c->iw, x_mode_name[xmode], wmode);
 }
 
+/* A stride-1 conv case of the given shape, its arrays allocated (weights, shifts and biases
+ * zero, inputs unset): the frame of the bound cases below. */
+static void bound_conv(Case *c, int cin, int cout, int kh, int kw, int pad, int ih, int iw)
+{
+    WaiLayer *l = &c->l;
+    memset(c, 0, sizeof(*c));
+    *l = (WaiLayer){ .type = WAI_LAYER_CONV, .cin = cin, .cout = cout, .kh = kh, .kw = kw,
+                     .stride = 1, .pad = pad };
+    c->ih = ih;
+    c->iw = iw;
+    c->oh = out_dim(l, ih, kh);
+    c->ow = out_dim(l, iw, kw);
+    l->weight = calloc((size_t)cout * cin * kh * kw, sizeof(*l->weight));
+    l->shift = calloc((size_t)cout, 1);
+    l->bias = calloc((size_t)cout, sizeof(*l->bias));
+    c->in = calloc((size_t)cin * ih * iw, sizeof(*c->in));
+}
+
 /* Cancellation case at the exactness bound: half the channels at +X, half at -X + d with
  * equal weights, so partial sums pass 2^53 (where doubles round) while the result is small
  * and unclamped (shift 0, bias 0). Only an exact path gets it right. above: X big enough to
  * exceed the bound, else just below it. */
 static void make_bound(Case *c, int above)
 {
+    bound_conv(c, 512, 2, 3, 3, 1, 3, 3);
     WaiLayer *l = &c->l;
-    memset(c, 0, sizeof(*c));
-    l->type = WAI_LAYER_CONV;
-    l->cin = 512;
-    l->cout = 2;
-    l->kh = l->kw = 3;
-    l->stride = 1;
-    l->pad = 1;
-    c->ih = c->iw = 3;
-    c->oh = c->ow = 3;
     const int terms = l->cin * 9;
     const int64_t xb = above ? INT32_MAX : ((int64_t)1 << 52) / ((int64_t)2047 * terms);
     const size_t nw = (size_t)l->cout * terms;
-    l->weight = malloc(nw * sizeof(*l->weight));
-    l->shift = calloc((size_t)l->cout, 1);
-    l->bias = calloc((size_t)l->cout, sizeof(*l->bias));
-    c->in = malloc((size_t)l->cin * 9 * sizeof(*c->in));
     for (size_t e = 0; e < nw; e++) l->weight[e] = 2047;
     for (int i = 0; i < l->cin; i++)
         for (int e = 0; e < 9; e++) {
@@ -189,25 +195,10 @@ static void make_bound(Case *c, int above)
  * takes it); above = 1: 4096 x 9 taps (3x3), past it (the AMX path must decline). */
 static void make_amx_bound(Case *c, int above)
 {
+    bound_conv(c, 4096, 16, above ? 3 : 1, above ? 3 : 8, above ? 1 : 0, 3, above ? 3 : 10);
     WaiLayer *l = &c->l;
-    memset(c, 0, sizeof(*c));
-    l->type = WAI_LAYER_CONV;
-    l->cin = 4096;
-    l->cout = 16;
-    l->kh = above ? 3 : 1;
-    l->kw = above ? 3 : 8;
-    l->stride = 1;
-    l->pad = above ? 1 : 0;
-    c->ih = 3;
-    c->iw = above ? 3 : 10;
-    c->oh = out_dim(l, c->ih, l->kh);
-    c->ow = out_dim(l, c->iw, l->kw);
     const int64_t v = -32513, terms = (int64_t)l->cin * l->kh * l->kw;
     const size_t nw = (size_t)l->cout * terms, nin = (size_t)l->cin * c->ih * c->iw;
-    l->weight = malloc(nw * sizeof(*l->weight));
-    l->shift = calloc((size_t)l->cout, 1);
-    l->bias = malloc((size_t)l->cout * sizeof(*l->bias));
-    c->in = malloc(nin * sizeof(*c->in));
     for (size_t e = 0; e < nw; e++) l->weight[e] = (int16_t)v;
     for (int o = 0; o < l->cout; o++) l->bias[o] = -terms * v * v;
     for (size_t e = 0; e < nin; e++) c->in[e] = (int32_t)v;
