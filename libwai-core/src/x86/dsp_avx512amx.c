@@ -48,10 +48,6 @@ static void vnni_set_init(WaiDsp *dsp);
 /* Layers with fewer output channels (the last, 3) fill a 16-row tile poorly: they run the
  * VNNI set's small tile (speed only, never a result). */
 #define AMX_MIN_COUT 8
-/* A call whose packed copies would need more bytes than this runs the VNNI set: wide kernels
- * over many channels (a 1x15 kernel over 2,048 channels would want about 150 MB here; the
- * shipped layers about 2 MB). Speed and memory only, never a result. */
-#define AMX_MAX_PACK ((size_t)16 << 20)
 
 static const char amx_owner; /* tags this set's preparations */
 typedef struct AmxPrep {
@@ -392,7 +388,6 @@ static int amx_conv(const WaiLayer *l, const int32_t *in, int ih, int iw, int32_
     c.rs = (size_t)c.nq * c.qs;
     c.cs = (size_t)c.prmax * c.rs;
     int r = -1;
-    if (c.ncp * c.cs > AMX_MAX_PACK / 4 / (size_t)c.halves) goto end;
     /* sizes: multiples of 64 (qs is), as aligned_alloc wants */
     if (!(c.sh = malloc((size_t)c.nq * c.wpk * 4)) || !(c.sl = malloc((size_t)c.nq * c.wpk * 4)))
         goto end;
