@@ -26,7 +26,7 @@
  *  - Zero padding (rows and columns outside the input, channels past cin, output channels past
  *    cout) is explicit zeros: terms 0 * w or x * 0. Any order of exact integer additions gives
  *    the same integer.
- * Layout: the input rows a band of output rows reads are packed, a chunk of AMX_COLS phase
+ * Layout: the input rows a band of output rows reads are packed, a chunk of phase
  * columns at a time, into two byte planes per half (xh, xl), each row [channel quad][column]
  * [4 channels], one copy per column offset of the taps: a B tile (16 quads = 64 channels x
  * 16 columns) of any tap is then one tileloadd of 64-byte aligned rows with the quad stride.
@@ -45,6 +45,9 @@ static void vnni_set_init(WaiDsp *dsp);
 #define AMX_COLS 128   /* phase columns per packed chunk (a multiple of 16) */
 #define AMX_ROWS 8     /* output rows per packed row chunk */
 #define AMX_KMAX 32768 /* terms per output (the bound above) */
+/* The most bytes a call's packed planes may take (per call, so per worker thread): a larger
+ * chunk is narrowed (amx_conv). Speed only: the chunks repartition the outputs. */
+#define AMX_SCRATCH_MAX ((size_t)8 << 20)
 /* Layers with fewer output channels (the last, 3) fill a 16-row tile poorly: they run the
  * VNNI set's small tile (speed only, never a result). */
 #define AMX_MIN_COUT 8
@@ -189,9 +192,10 @@ static void *amx_prep_layer(const WaiLayer *l)
 typedef struct AmxCall {
     const AmxPrep *a;
     const WaiLayer *l;
+    int cols, rows;     /* a chunk's phase columns (a multiple of 16) and output rows */
     int wpk, prmax, nq; /* columns a chunk reads, packed rows, channel quads (a multiple of 16) */
     int ncp;            /* copies, one per column offset of the taps (px.dmax - px.dmin + 1) */
-    size_t qs, rs, cs;  /* bytes per packed quad (AMX_COLS * 4), row (nq * qs), copy (prmax * rs) */
+    size_t qs, rs, cs;  /* bytes per packed quad (cols * 4), row (nq * qs), copy (prmax * rs) */
     int halves, S;      /* x itself (1), or x = hi * 2^S + lo (2) */
     int8_t *xh[2], *xl[2]; /* per half, the copies' byte planes (64-byte aligned) */
     int8_t *sh, *sl;    /* one packed row of wpk columns, before its copies */
@@ -202,7 +206,7 @@ typedef struct AmxCall {
  * quad at a time: each int32 lane gathers one column's bytes of the quad's four channels.
  * The halves are split_x's: hi = (x + 2^(S-1)) >> S, lo = x - hi * 2^S (|x| < 2^30 here).
  * A row is packed once (sh, sl) and copied once per column offset j of the taps: copy j holds
- * columns [cbase + j, cbase + j + AMX_COLS), so that every tap's B tile rows start on a
+ * columns [cbase + j, cbase + j + cols), so that every tap's B tile rows start on a
  * 64-byte line (a row that straddles two lines costs the tile load about half its speed). */
 static void amx_pack_input(const AmxCall *c, const int32_t *in, int ih, int iw, int rlo, int cbase)
 {
@@ -345,10 +349,23 @@ static void amx_row(const AmxCall *c, int32_t *out, int oh, int ow, int oy, int 
     }
 }
 
-/* Returns 0 when done, -1 when the caller must take another path. */
-static int amx_conv(const WaiLayer *l, const int32_t *in, int ih, int iw, int32_t *out, int oh,
-                    int ow, int oy0, int oy1, int transposed)
+/* The bytes of a call's packed planes with chunks of cols phase columns and rows output rows
+ * (the copies of each half, and the one packed row before its copies). */
+static size_t amx_scratch(const AmxCall *c, int cols, int rows)
 {
+    const int s = c->a->py.s;
+    const size_t prmax = (size_t)((rows - 1) / s + 2 + c->a->py.dmax - c->a->py.dmin);
+    const size_t copies = (size_t)c->halves * 2 * c->ncp * prmax * c->nq * cols * 4;
+    return copies + (size_t)2 * c->nq * (cols + c->ncp - 1) * 4;
+}
+
+/* Returns 0 when done, -1 when the caller must take another path. *form is set (and
+ * *have_form) where the activations' form was found, so that a declined call need not scan
+ * its rows again. */
+static int amx_conv(const WaiLayer *l, const int32_t *in, int ih, int iw, int32_t *out, int oh,
+                    int ow, int oy0, int oy1, int transposed, VnForm *form, int *have_form)
+{
+    *have_form = 0;
     if (oy0 >= oy1) return 0;
     for (int o = 0; o < l->cout; o++)
         if (l->bias[o] > BIAS_MAX || l->bias[o] < -BIAS_MAX) return -1;
@@ -356,24 +373,20 @@ static int amx_conv(const WaiLayer *l, const int32_t *in, int ih, int iw, int32_
     const AmxPrep *a = l->prep;
     const int prepared = amx_prep_matches(a, l, transposed);
     if (!prepared && !amx_takes(l, transposed)) return -1;
-    /* the halves, from the rows the call reads, before any packing: one where max |x| <=
-     * 32767; else two if hi fits int16, unless the VNNI set would take the call in its
-     * outlier form (one pass, a few exceptions; its condition exactly) */
+    /* the halves, from the rows the call reads, before any packing (vn_form): one where
+     * max |x| <= 32767; else two if hi fits int16, unless the VNNI set would take the call in
+     * its outlier form (one pass, a few exceptions) */
     const int s = transposed ? l->stride : 1;
     Phases py;
     phases_init(&py, transposed, s, l->kh, l->pad);
     const int r0 = oy0 / s + py.dmin, r1 = (oy1 - 1) / s + py.dmax + 1;
-    const int64_t xmax = max_abs_rows(in, l->cin, ih, iw, r0, r1);
+    vn_form(form, in, l->cin, ih, iw, r0, r1);
+    *have_form = 1;
     AmxCall c = { .l = l, .halves = 1, .S = 1 };
-    if (xmax > 32767) {
-        int bits = 0;
-        while (bits < 40 && ((int64_t)1 << bits) <= xmax) bits++; /* xmax < 2^bits */
-        c.S = imax(1, imin(15, (bits + 1) / 2));
-        if ((xmax >> c.S) + 1 > 32767) return -1;
-        const int ra = imax(r0, 0), rb = imin(r1, ih);
-        const size_t nout = count_above(in, l->cin, ih, iw, ra, rb, 32767);
-        if (nout * VN_OUTLIER_DIV <= (size_t)l->cin * (size_t)(rb - ra) * (size_t)iw) return -1;
+    if (!form->one_ok) {
+        if (!form->two_ok || form->nout) return -1;
         c.halves = 2;
+        c.S = form->S;
     }
     if (!prepared) {
         if (!(own = amx_prep_make(l, transposed, 0))) return -1;
@@ -381,10 +394,25 @@ static int amx_conv(const WaiLayer *l, const int32_t *in, int ih, int iw, int32_
     }
     c.a = a;
     c.ncp = a->px.dmax - a->px.dmin + 1;
-    c.wpk = AMX_COLS + c.ncp - 1;
-    c.prmax = (AMX_ROWS - 1) / s + 2 + a->py.dmax - a->py.dmin;
     c.nq = a->ncb * 16;
-    c.qs = (size_t)AMX_COLS * 4;
+    /* the chunk: AMX_COLS x AMX_ROWS, narrowed (then shortened) while its planes would pass
+     * AMX_SCRATCH_MAX; a call whose smallest chunk (16 columns, one row) would still pass it
+     * runs the VNNI set. The shipped layers' whole chunks take at most about 3 MiB, and a
+     * 1x8 conv at the term bound (4,096 channels) fits in 16 columns by one row. */
+    int cols = AMX_COLS, rows = AMX_ROWS;
+#ifndef WAI_PLANTED_FAULT_AMX_SCRATCH /* planted: the whole chunk, whatever it takes */
+    while (cols > 16 && amx_scratch(&c, cols, rows) > AMX_SCRATCH_MAX) cols /= 2;
+    while (rows > 1 && amx_scratch(&c, cols, rows) > AMX_SCRATCH_MAX) rows /= 2;
+    if (amx_scratch(&c, cols, rows) > AMX_SCRATCH_MAX) {
+        amx_prep_destroy(own);
+        return -1;
+    }
+#endif
+    c.cols = cols;
+    c.rows = rows;
+    c.wpk = cols + c.ncp - 1;
+    c.prmax = (rows - 1) / s + 2 + a->py.dmax - a->py.dmin;
+    c.qs = (size_t)cols * 4;
     c.rs = (size_t)c.nq * c.qs;
     c.cs = (size_t)c.prmax * c.rs;
     int r = -1;
@@ -396,15 +424,15 @@ static int amx_conv(const WaiLayer *l, const int32_t *in, int ih, int iw, int32_
             goto end;
     _tile_loadconfig(&amx_cfg);
     const int mtot = (ow + s - 1) / s;
-    for (int ya = oy0; ya < oy1; ya += AMX_ROWS) {
-        const int yb = imin(oy1, ya + AMX_ROWS);
+    for (int ya = oy0; ya < oy1; ya += c.rows) {
+        const int yb = imin(oy1, ya + c.rows);
         const int rlo = ya / s + a->py.dmin;
-        for (int mc0 = 0; mc0 < mtot; mc0 += AMX_COLS) {
+        for (int mc0 = 0; mc0 < mtot; mc0 += c.cols) {
             amx_pack_input(&c, in, ih, iw, rlo, mc0 + a->px.dmin);
             for (int oy = ya; oy < yb; oy++)
                 for (int px = 0; px < s; px++) {
                     const int mpx = px < ow ? (ow - px + s - 1) / s : 0;
-                    const int m1 = imin(mpx, mc0 + AMX_COLS);
+                    const int m1 = imin(mpx, mc0 + c.cols);
                     if (mc0 < m1) amx_row(&c, out, oh, ow, oy, px, rlo, mc0, m1);
                 }
         }
@@ -422,29 +450,34 @@ end:
     return r;
 }
 
-/* A declined call: the VNNI set, with its own preparation where this set made one. */
-static void amx_decline(const WaiLayer *l, const int32_t *in, int ih, int iw, int32_t *out,
-                        int oh, int ow, int oy0, int oy1, int transposed)
+/* A call of this set: on tiles, else (declined) the VNNI set, with its own preparation where
+ * this set made one and the activations' form where amx_conv found it; else the VNNI set's
+ * own fallbacks. */
+static void amx_call(const WaiLayer *l, const int32_t *in, int ih, int iw, int32_t *out, int oh,
+                     int ow, int oy0, int oy1, int transposed)
 {
+    VnForm f;
+    int have_form;
+    if (amx_conv(l, in, ih, iw, out, oh, ow, oy0, oy1, transposed, &f, &have_form) == 0) return;
     WaiLayer lv = *l;
     const AmxPrep *a = l->prep;
     if (amx_prep_matches(a, l, transposed)) lv.prep = a->vn;
-    if (transposed) vnni_convt_k(&lv, in, ih, iw, out, oh, ow, oy0, oy1);
-    else vnni_conv_k(&lv, in, ih, iw, out, oh, ow, oy0, oy1);
+    if (vnni_conv(&lv, in, ih, iw, out, oh, ow, oy0, oy1, transposed, have_form ? &f : NULL) == 0)
+        return;
+    if (transposed) convt_k(&lv, in, ih, iw, out, oh, ow, oy0, oy1);
+    else conv_k(&lv, in, ih, iw, out, oh, ow, oy0, oy1);
 }
 
 static void amx_conv_k(const WaiLayer *l, const int32_t *in, int ih, int iw, int32_t *out, int oh,
                        int ow, int oy0, int oy1)
 {
-    if (amx_conv(l, in, ih, iw, out, oh, ow, oy0, oy1, 0) < 0)
-        amx_decline(l, in, ih, iw, out, oh, ow, oy0, oy1, 0);
+    amx_call(l, in, ih, iw, out, oh, ow, oy0, oy1, 0);
 }
 
 static void amx_convt_k(const WaiLayer *l, const int32_t *in, int ih, int iw, int32_t *out,
                         int oh, int ow, int oy0, int oy1)
 {
-    if (amx_conv(l, in, ih, iw, out, oh, ow, oy0, oy1, 1) < 0)
-        amx_decline(l, in, ih, iw, out, oh, ow, oy0, oy1, 1);
+    amx_call(l, in, ih, iw, out, oh, ow, oy0, oy1, 1);
 }
 
 void wai_dsp_init_avx512amx(WaiDsp *dsp)

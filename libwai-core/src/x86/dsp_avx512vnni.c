@@ -567,9 +567,41 @@ static int chunk_steps(const VnniPrep *v, int64_t hmax)
     return P > INT32_MAX / 2 ? INT32_MAX / 2 : (int)P;
 }
 
-/* Returns 0 when done, -1 when the caller must take another path. */
+/* The activations' form of a call that reads input rows [r0, r1) (rows outside the input are
+ * zeros), shared by this set and the AMX set: max |x| over those rows, the split shift S and
+ * the halves' bounds (the top of the file), and where max |x| passes 32767 the count of the
+ * elements that do, kept only where the outlier form applies (at most 1 in VN_OUTLIER_DIV).
+ * It decides speed only; the integers are exact in every form. */
+typedef struct VnForm {
+    int64_t xmax, hi_max, lo_max;
+    int S, one_ok, two_ok;
+    int ra, rb;  /* the rows inside the input */
+    size_t nout; /* > 0: the outlier form applies, with at most this many outliers */
+} VnForm;
+
+static void vn_form(VnForm *f, const int32_t *in, int cin, int ih, int iw, int r0, int r1)
+{
+    f->xmax = max_abs_rows(in, cin, ih, iw, r0, r1);
+    int bits = 0;
+    while (bits < 40 && ((int64_t)1 << bits) <= f->xmax) bits++; /* xmax < 2^bits */
+    f->S = imax(1, imin(15, (bits + 1) / 2));
+    f->hi_max = (f->xmax >> f->S) + 1;
+    f->lo_max = (int64_t)1 << (f->S - 1);
+    f->two_ok = f->hi_max <= 32767;
+    f->one_ok = f->xmax <= 32767;
+    f->ra = imax(r0, 0);
+    f->rb = imin(r1, ih);
+    f->nout = 0;
+    if (!f->one_ok) {
+        f->nout = count_above(in, cin, ih, iw, f->ra, f->rb, 32767);
+        if (f->nout * VN_OUTLIER_DIV > (size_t)cin * (size_t)(f->rb - f->ra) * (size_t)iw) f->nout = 0;
+    }
+}
+
+/* Returns 0 when done, -1 when the caller must take another path. form: the activations'
+ * form of the call's rows where the caller has it (vn_form), else NULL. */
 static int vnni_conv(const WaiLayer *l, const int32_t *in, int ih, int iw, int32_t *out, int oh,
-                     int ow, int oy0, int oy1, int transposed)
+                     int ow, int oy0, int oy1, int transposed, const VnForm *form)
 {
     if (oy0 >= oy1) return 0;
     for (int o = 0; o < l->cout; o++)
@@ -594,28 +626,21 @@ static int vnni_conv(const WaiLayer *l, const int32_t *in, int ih, int iw, int32
 
     /* the halves and the chunk lengths, from the rows this call reads */
     const int r0 = oy0 / s + v->py.dmin, r1 = (oy1 - 1) / s + v->py.dmax + 1;
-    const int64_t xmax = max_abs_rows(in, l->cin, ih, iw, r0, r1);
+    VnForm f;
+    if (form) f = *form;
+    else vn_form(&f, in, l->cin, ih, iw, r0, r1);
     int r = -1;
-    int bits = 0;
-    while (bits < 40 && ((int64_t)1 << bits) <= xmax) bits++; /* xmax < 2^bits */
-    const int S = imax(1, imin(15, (bits + 1) / 2));
-    const int64_t hi_max = (xmax >> S) + 1, lo_max = (int64_t)1 << (S - 1);
-    const int two_ok = hi_max <= 32767;
-    const int one_ok = xmax <= 32767;
-    size_t nout = 0;
-    const int ra = imax(r0, 0), rb = imin(r1, ih);
-    if (!one_ok) {
-        nout = count_above(in, l->cin, ih, iw, ra, rb, 32767);
-        if (nout * VN_OUTLIER_DIV > (size_t)l->cin * (size_t)(rb - ra) * (size_t)iw) nout = 0;
-    }
+    const int64_t xmax = f.xmax, hi_max = f.hi_max, lo_max = f.lo_max;
+    const int S = f.S, one_ok = f.one_ok, two_ok = f.two_ok;
+    const size_t nout = f.nout;
     if (!two_ok && !one_ok && !nout) goto end;
     const int P1 = chunk_steps(v, xmax), Phi = chunk_steps(v, hi_max), Plo = chunk_steps(v, lo_max);
     if (nout) { /* the outlier form (the top of the file) */
         c.halves = 1;
         c.P[0] = chunk_steps(v, 32767);
         c.ocap = nout;
-        c.orow0 = ra;
-        c.orow1 = rb;
+        c.orow0 = f.ra;
+        c.orow1 = f.rb;
     } else if (one_ok && (!two_ok || 1.0 + (double)VN_WIDEN_COST / P1 <=
                                          2.0 + (double)VN_WIDEN_COST / Phi + (double)VN_WIDEN_COST / Plo)) {
         c.halves = 1;
@@ -665,14 +690,14 @@ end:
 static void vnni_conv_k(const WaiLayer *l, const int32_t *in, int ih, int iw, int32_t *out,
                         int oh, int ow, int oy0, int oy1)
 {
-    if (vnni_conv(l, in, ih, iw, out, oh, ow, oy0, oy1, 0) < 0)
+    if (vnni_conv(l, in, ih, iw, out, oh, ow, oy0, oy1, 0, NULL) < 0)
         conv_k(l, in, ih, iw, out, oh, ow, oy0, oy1);
 }
 
 static void vnni_convt_k(const WaiLayer *l, const int32_t *in, int ih, int iw, int32_t *out,
                          int oh, int ow, int oy0, int oy1)
 {
-    if (vnni_conv(l, in, ih, iw, out, oh, ow, oy0, oy1, 1) < 0)
+    if (vnni_conv(l, in, ih, iw, out, oh, ow, oy0, oy1, 1, NULL) < 0)
         convt_k(l, in, ih, iw, out, oh, ow, oy0, oy1);
 }
 
