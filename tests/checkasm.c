@@ -148,6 +148,18 @@ static void make_conv(Case *c, int type, int xmode, int wmode)
              l->pad, l->out_pad, c->ih, c->iw, x_mode_name[xmode], wmode);
 }
 
+/* A random convT case with s >= 2 and s * s * cout <= 16 (the last layer's shape: 3 outputs at
+ * stride 2), which the AMX set runs with its phases merged into one tile's rows. */
+static void make_convt_few(Case *c, int xmode, int wmode)
+{
+    for (;;) {
+        make_conv(c, WAI_LAYER_CONVT, xmode, wmode);
+        const WaiLayer *l = &c->l;
+        if (l->stride >= 2 && l->stride * l->stride * l->cout <= 16) return;
+        case_free(c);
+    }
+}
+
 /* A stride-1 conv case of the given shape, its arrays allocated (weights, shifts and biases
  * zero, inputs unset): the frame of the bound cases below. */
 static void bound_conv(Case *c, int cin, int cout, int kh, int kw, int pad, int ih, int iw)
@@ -721,7 +733,7 @@ static void run_checks(int iters)
 {
     for (int si = 0; si < n_sets; si++) {
         const Set *s = &sets[si];
-        Stat sc = { 0, 0 }, st = { 0, 0 }, sg = { 0, 0 }, sb = { 0, 0 }, sgr = { 0, 0 };
+        Stat sc = { 0, 0 }, st = { 0, 0 }, sf = { 0, 0 }, sg = { 0, 0 }, sb = { 0, 0 }, sgr = { 0, 0 };
         for (int it = 0; it < iters; it++) {
             Case c;
             const int xm = it % X_MODES, wm = (int)rr(0, 3);
@@ -730,6 +742,9 @@ static void run_checks(int iters)
             case_free(&c);
             make_conv(&c, WAI_LAYER_CONVT, xm, wm);
             check_case(s, &c, &st);
+            case_free(&c);
+            make_convt_few(&c, xm, wm);
+            check_case(s, &c, &sf);
             case_free(&c);
             make_igdn(&c, xm == X_HUGE ? X_FULL : xm);
             check_case(s, &c, &sg);
@@ -771,6 +786,7 @@ static void run_checks(int iters)
         }
         report(s->name, "conv", &sc);
         report(s->name, "convt", &st);
+        report(s->name, "convtfew", &sf);
         report(s->name, "igdn", &sg);
         report(s->name, "bound", &sb);
         report(s->name, "chunk", &sch);
