@@ -31,7 +31,12 @@
  * [4 channels], one copy per column offset of the taps: a B tile (16 quads = 64 channels x
  * 16 columns) of any tap is then one tileloadd of 64-byte aligned rows with the quad stride.
  * The weights are packed once per layer run (prep_layer) into A tiles (16 output channels x
- * 64 input channels) per phase, tap and 64-channel block. */
+ * 64 input channels) per phase, tap and 64-channel block.
+ * Merged phases (a convT with s >= 2 and s * s * cout <= 16): one A tile's rows are every
+ * phase's channels, over the union of the phases' tap offsets, with zero weights where an
+ * offset is not the phase's tap (terms x * 0); the terms per output are then the 64-channel
+ * blocks times the union's offsets, under the same bound. Its packing outweighs its few
+ * tile products, so it keeps one copy of the input and loads B tiles at any column. */
 #include <immintrin.h>
 #include <stdint.h>
 
@@ -48,8 +53,9 @@ static void vnni_set_init(WaiDsp *dsp);
 /* The most bytes a call's packed planes may take (per call, so per worker thread): a larger
  * chunk is narrowed (amx_conv). Speed only: the chunks repartition the outputs. */
 #define AMX_SCRATCH_MAX ((size_t)8 << 20)
-/* Layers with fewer output channels (the last, 3) fill a 16-row tile poorly: they run the
- * VNNI set's small tile (speed only, never a result). */
+/* Layers with fewer output channels fill a 16-row tile poorly: a convT whose s * s phases'
+ * channels fit one tile (the last layer: 3 outputs at stride 2) runs with its phases merged
+ * (amx_pack_merged), any other the VNNI set (speed only, never a result). */
 #define AMX_MIN_COUT 8
 
 static const char amx_owner; /* tags this set's preparations */
