@@ -480,12 +480,12 @@ static inline int64_t isqrt_small(int64_t n)
 
 /* The epilogue of spec 5.5 for nt positions: x = clamp(rshr(x * isqrt(sum + beta), shift)),
  * sum the exact gamma x x2 sum of each position (a double holding an integer < 2^52). */
-static inline void igdn_out(int32_t *restrict xi, const int32_t *restrict ci,
-                            const double *restrict rn, int nt, int64_t beta, unsigned shift)
+static inline void igdn_out(int32_t *restrict xi, const double *restrict rn, int nt, int64_t beta,
+                            unsigned shift)
 {
     for (int t = 0; t < nt; t++) {
         const int64_t rt = isqrt_small((int64_t)rn[t] + beta); /* < 2^60 + 2^52: it holds */
-        xi[t] = wai_clamp_act(wai_rshr(ci[t] * rt, shift));
+        xi[t] = wai_clamp_act(wai_rshr((int64_t)xi[t] * rt, shift));
     }
 }
 
@@ -508,13 +508,13 @@ static void igdn_chunk_exact(const WaiLayer *l, int32_t *x, size_t plane, size_t
 }
 
 /* A chunk of positions [pa, pa + np) of every channel j: x2 (spec 5.5) into xp[j][0..P),
- * zeros after np, and x itself into xc[j] (a contiguous copy: the channel planes are often a
- * multiple of 64 KiB apart, so the chunk's lines of all channels compete for the same cache
- * sets and would be read again from far away by the last step). The chunk's largest x2,
- * found in the same pass (the bound costs no pass of its own over the tensor), decides
- * whether its double sums are exact: if max x2 * gmax * C > 2^52, the chunk is computed
- * here with the reference's int64 sums (igdn_chunk_exact) and 1 is returned; else 0, and
- * the caller computes it from xp and xc. */
+ * zeros after np. The chunk's largest x2, found in the same pass (the bound costs no pass of
+ * its own over the tensor), decides whether its double sums are exact: if
+ * max x2 * gmax * C > 2^52, the chunk is computed here with the reference's int64 sums
+ * (igdn_chunk_exact, from a copy xc of x: its outputs overwrite inputs that later outputs
+ * read) and 1 is returned; else 0, and the caller computes it from xp, each output channel
+ * in place from its own x (read before it is written; a copy of x for every chunk cost more,
+ * session 27). */
 static int igdn_chunk_load(const WaiLayer *l, int32_t *x, size_t plane, size_t pa, int np, int P,
                            double gmax, unsigned shift, double *restrict xp, int32_t *restrict xc)
 {
@@ -526,10 +526,8 @@ static int igdn_chunk_load(const WaiLayer *l, int32_t *x, size_t plane, size_t p
     for (int j = 0; j < C; j++) {
         const int32_t *src = x + j * plane + pa;
         double *dst = xp + (size_t)j * P;
-        int32_t *cp = xc + (size_t)j * P;
         int t = 0;
         for (; t < np; t++) {
-            cp[t] = src[t];
             lo = src[t] < lo ? src[t] : lo;
             hi = src[t] > hi ? src[t] : hi;
             dst[t] = (double)(((int64_t)src[t] * src[t] + (1 << 11)) >> 12);
@@ -549,6 +547,8 @@ static int igdn_chunk_load(const WaiLayer *l, int32_t *x, size_t plane, size_t p
     const int64_t amax = -(int64_t)lo > hi ? -(int64_t)lo : hi; /* <= 2^31 */
     const double x2max = (double)((amax * amax + (1 << 11)) >> 12);
     if (x2max * gmax * C <= EXACT_MAX) return 0;
+    for (int j = 0; j < C; j++) /* x as it was, for the outputs written before its own */
+        memcpy(xc + (size_t)j * P, x + j * plane + pa, (size_t)np * sizeof(*xc));
     igdn_chunk_exact(l, x, plane, pa, np, P, xc, shift);
     return 1;
 }
@@ -602,7 +602,7 @@ static int igdn_sparse(const WaiLayer *l, int32_t *x, int h, int w, int y0, int 
                 }
                 double res[IGDN_SP_MB * VLEN];
                 memcpy(res, acc, sizeof(res));
-                igdn_out(x + i * plane + pa + t0, xc + (size_t)i * P + t0, res, imin(tw, np - t0),
+                igdn_out(x + i * plane + pa + t0, res, imin(tw, np - t0),
                          l->beta[i], shift);
             }
     }
@@ -666,9 +666,7 @@ static int igdn_fast(const WaiLayer *l, int32_t *x, int h, int w, int y0, int y1
                 const int nt = imin(tw, np - t0);
                 for (int n = 0; n < nn; n++) {
                     const int i = ob * nb + n;
-                    int32_t *xi = x + i * plane + pa + t0;
-                    const int32_t *ci = xc + (size_t)i * P + t0; /* the same values as xi */
-                    igdn_out(xi, ci, res + (size_t)n * tw, nt, l->beta[i], shift);
+                    igdn_out(x + i * plane + pa + t0, res + (size_t)n * tw, nt, l->beta[i], shift);
                 }
             }
         }
