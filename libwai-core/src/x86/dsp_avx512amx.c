@@ -9,9 +9,8 @@
  * epilogue (bias, rshr, clamp on the int64 sum) are the VNNI set's; only the sums differ:
  *  - Activations in int16 halves as in the VNNI set, from the call's max |x| over the input
  *    rows it reads: x itself where that is <= 32767; else x = hi * 2^S + lo (split_x), both
- *    within int16, sum w x = 2^S sum w hi + sum w lo. The VNNI set takes the calls where it
- *    would use its outlier form (one pass and a few exceptions, its own condition) and those
- *    whose hi would not fit int16.
+ *    within int16, sum w x = 2^S sum w hi + sum w lo. The VNNI set takes the calls whose hi
+ *    would not fit int16.
  *  - Every weight and half is cut into two bytes: w = wh * 2^8 + wl with wh = w >> 8 in
  *    [-128, 127] and wl = w & 255 in [0, 255] (any int16 w), and likewise the half x:
  *      sum w x = 2^16 sum wh xh + 2^8 (sum wh xl + sum wl xh) + sum wl xl,
@@ -483,13 +482,10 @@ static size_t amx_scratch(const AmxCall *c, int cols, int rows)
     return copies + (size_t)2 * c->nq * (cols + c->ncp - 1) * 4;
 }
 
-/* Returns 0 when done, -1 when the caller must take another path. *form is set (and
- * *have_form) where the activations' form was found, so that a declined call need not scan
- * its rows again. */
+/* Returns 0 when done, -1 when the caller must take another path. */
 static int amx_conv(const WaiLayer *l, const int32_t *in, int ih, int iw, int32_t *out, int oh,
-                    int ow, int oy0, int oy1, int transposed, VnForm *form, int *have_form)
+                    int ow, int oy0, int oy1, int transposed)
 {
-    *have_form = 0;
     if (oy0 >= oy1) return 0;
     for (int o = 0; o < l->cout; o++)
         if (l->bias[o] > BIAS_MAX || l->bias[o] < -BIAS_MAX) return -1;
@@ -498,19 +494,19 @@ static int amx_conv(const WaiLayer *l, const int32_t *in, int ih, int iw, int32_
     const int prepared = amx_prep_matches(a, l, transposed);
     if (!prepared && !amx_takes(l, transposed)) return -1;
     /* the halves, from the rows the call reads, before any packing (vn_form): one where
-     * max |x| <= 32767; else two if hi fits int16, unless the VNNI set would take the call in
-     * its outlier form (one pass, a few exceptions) */
+     * max |x| <= 32767, else two where hi fits int16 (also where only a few elements pass
+     * 32767: the VNNI set's outlier form was slower than two halves on tiles, session 27) */
     const int s = transposed ? l->stride : 1;
     Phases py;
     phases_init(&py, transposed, s, l->kh, l->pad);
     const int r0 = oy0 / s + py.dmin, r1 = (oy1 - 1) / s + py.dmax + 1;
-    vn_form(form, in, l->cin, ih, iw, r0, r1);
-    *have_form = 1;
+    VnForm form;
+    vn_form(&form, in, l->cin, ih, iw, r0, r1, 0);
     AmxCall c = { .l = l, .halves = 1, .S = 1 };
-    if (!form->one_ok) {
-        if (!form->two_ok || form->nout) return -1;
+    if (!form.one_ok) {
+        if (!form.two_ok) return -1;
         c.halves = 2;
-        c.S = form->S;
+        c.S = form.S;
     }
     if (!prepared) {
         if (!(own = amx_prep_make(l, transposed, 0))) return -1;
@@ -586,21 +582,16 @@ end:
 }
 
 /* A call of this set: on tiles, else (declined) the VNNI set, with its own preparation where
- * this set made one and the activations' form where amx_conv found it; else the VNNI set's
- * own fallbacks. */
+ * this set made one (and then its own fallbacks). */
 static void amx_call(const WaiLayer *l, const int32_t *in, int ih, int iw, int32_t *out, int oh,
                      int ow, int oy0, int oy1, int transposed)
 {
-    VnForm f;
-    int have_form;
-    if (amx_conv(l, in, ih, iw, out, oh, ow, oy0, oy1, transposed, &f, &have_form) == 0) return;
+    if (amx_conv(l, in, ih, iw, out, oh, ow, oy0, oy1, transposed) == 0) return;
     WaiLayer lv = *l;
     const AmxPrep *a = l->prep;
     if (amx_prep_matches(a, l, transposed)) lv.prep = a->vn;
-    if (vnni_conv(&lv, in, ih, iw, out, oh, ow, oy0, oy1, transposed, have_form ? &f : NULL) == 0)
-        return;
-    if (transposed) convt_k(&lv, in, ih, iw, out, oh, ow, oy0, oy1);
-    else conv_k(&lv, in, ih, iw, out, oh, ow, oy0, oy1);
+    if (transposed) vnni_convt_k(&lv, in, ih, iw, out, oh, ow, oy0, oy1);
+    else vnni_conv_k(&lv, in, ih, iw, out, oh, ow, oy0, oy1);
 }
 
 static void amx_conv_k(const WaiLayer *l, const int32_t *in, int ih, int iw, int32_t *out, int oh,

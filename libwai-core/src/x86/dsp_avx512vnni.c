@@ -569,17 +569,20 @@ static int chunk_steps(const VnniPrep *v, int64_t hmax)
 
 /* The activations' form of a call that reads input rows [r0, r1) (rows outside the input are
  * zeros), shared by this set and the AMX set: max |x| over those rows, the split shift S and
- * the halves' bounds (the top of the file), and where max |x| passes 32767 the count of the
- * elements that do, kept only where the outlier form applies (at most 1 in VN_OUTLIER_DIV).
- * It decides speed only; the integers are exact in every form. */
+ * the halves' bounds (the top of the file), and with outliers set, where max |x| passes 32767,
+ * the count of the elements that do, kept only where the outlier form applies (at most 1 in
+ * VN_OUTLIER_DIV; a second pass over the rows). It decides speed only; the integers are exact
+ * in every form. */
 typedef struct VnForm {
     int64_t xmax, hi_max, lo_max;
     int S, one_ok, two_ok;
     int ra, rb;  /* the rows inside the input */
-    size_t nout; /* > 0: the outlier form applies, with at most this many outliers */
+    size_t nout; /* > 0: the outlier form applies, with at most this many outliers (counted
+                  * only when asked) */
 } VnForm;
 
-static void vn_form(VnForm *f, const int32_t *in, int cin, int ih, int iw, int r0, int r1)
+static void vn_form(VnForm *f, const int32_t *in, int cin, int ih, int iw, int r0, int r1,
+                    int outliers)
 {
     f->xmax = max_abs_rows(in, cin, ih, iw, r0, r1);
     int bits = 0;
@@ -592,16 +595,15 @@ static void vn_form(VnForm *f, const int32_t *in, int cin, int ih, int iw, int r
     f->ra = imax(r0, 0);
     f->rb = imin(r1, ih);
     f->nout = 0;
-    if (!f->one_ok) {
+    if (!f->one_ok && outliers) {
         f->nout = count_above(in, cin, ih, iw, f->ra, f->rb, 32767);
         if (f->nout * VN_OUTLIER_DIV > (size_t)cin * (size_t)(f->rb - f->ra) * (size_t)iw) f->nout = 0;
     }
 }
 
-/* Returns 0 when done, -1 when the caller must take another path. form: the activations'
- * form of the call's rows where the caller has it (vn_form), else NULL. */
+/* Returns 0 when done, -1 when the caller must take another path. */
 static int vnni_conv(const WaiLayer *l, const int32_t *in, int ih, int iw, int32_t *out, int oh,
-                     int ow, int oy0, int oy1, int transposed, const VnForm *form)
+                     int ow, int oy0, int oy1, int transposed)
 {
     if (oy0 >= oy1) return 0;
     for (int o = 0; o < l->cout; o++)
@@ -627,8 +629,7 @@ static int vnni_conv(const WaiLayer *l, const int32_t *in, int ih, int iw, int32
     /* the halves and the chunk lengths, from the rows this call reads */
     const int r0 = oy0 / s + v->py.dmin, r1 = (oy1 - 1) / s + v->py.dmax + 1;
     VnForm f;
-    if (form) f = *form;
-    else vn_form(&f, in, l->cin, ih, iw, r0, r1);
+    vn_form(&f, in, l->cin, ih, iw, r0, r1, 1);
     int r = -1;
     const int64_t xmax = f.xmax, hi_max = f.hi_max, lo_max = f.lo_max;
     const int S = f.S, one_ok = f.one_ok, two_ok = f.two_ok;
@@ -690,14 +691,14 @@ end:
 static void vnni_conv_k(const WaiLayer *l, const int32_t *in, int ih, int iw, int32_t *out,
                         int oh, int ow, int oy0, int oy1)
 {
-    if (vnni_conv(l, in, ih, iw, out, oh, ow, oy0, oy1, 0, NULL) < 0)
+    if (vnni_conv(l, in, ih, iw, out, oh, ow, oy0, oy1, 0) < 0)
         conv_k(l, in, ih, iw, out, oh, ow, oy0, oy1);
 }
 
 static void vnni_convt_k(const WaiLayer *l, const int32_t *in, int ih, int iw, int32_t *out,
                          int oh, int ow, int oy0, int oy1)
 {
-    if (vnni_conv(l, in, ih, iw, out, oh, ow, oy0, oy1, 1, NULL) < 0)
+    if (vnni_conv(l, in, ih, iw, out, oh, ow, oy0, oy1, 1) < 0)
         convt_k(l, in, ih, iw, out, oh, ow, oy0, oy1);
 }
 
