@@ -7,10 +7,12 @@
  *
  * Why the integers are the reference's (spec 5.1). The polyphase form, the tap offsets and the
  * epilogue (bias, rshr, clamp on the int64 sum) are the VNNI set's; only the sums differ:
- *  - Activations in int16 halves as in the VNNI set, from the call's max |x| over the input
- *    rows it reads: x itself where that is <= 32767; else x = hi * 2^S + lo (split_x), both
- *    within int16, sum w x = 2^S sum w hi + sum w lo. The VNNI set takes the calls whose hi
- *    would not fit int16.
+ *  - Activations in int16 halves, from the call's max |x| over the input rows it reads: x
+ *    itself where that is <= 32767; else, within the activations' range (max |x| <=
+ *    WAI_ACT_MAX = 2^23 - 1), hi = x >> 8 in [-2^15, 2^15) and lo = x & 255 (lobyte: one
+ *    byte, so its high-byte products are zero and skipped); else x = hi * 2^S + lo
+ *    (split_x), both within int16. Either way sum w x = 2^S sum w hi + sum w lo. The VNNI
+ *    set takes the calls whose hi would not fit int16.
  *  - Every weight and half is cut into two bytes: w = wh * 2^8 + wl with wh = w >> 8 in
  *    [-128, 127] and wl = w & 255 in [0, 255] (any int16 w), and likewise the half x:
  *      sum w x = 2^16 sum wh xh + 2^8 (sum wh xl + sum wl xh) + sum wl xl,
@@ -263,16 +265,18 @@ typedef struct AmxCall {
                          * 64), row (nq * qs), copy (prmax * rs) */
     size_t dstep;       /* bytes from one column offset's B tiles to the next: cs, or 4 */
     int halves, S;      /* x itself (1), or x = hi * 2^S + lo (2) */
+    int lobyte;         /* two halves with S = 8, hi = x >> 8 and lo = x & 255 (one byte) */
     int8_t *xh[2], *xl[2]; /* per half, the copies' byte planes (64-byte aligned) */
     int8_t *sh, *sl;    /* one packed row of wpk columns, before its copies (not single) */
 } AmxCall;
 
-/* Packs input rows [rlo, rlo + nr) (nr <= prmax: the rows a band reads) and columns [cbase, cbase + wpk) of each half into its
- * byte planes, zeros outside the tensor and for the channels past cin. Sixteen columns of a
- * quad at a time: each int32 lane gathers one column's bytes of the quad's four channels.
- * The halves are split_x's: hi = (x + 2^(S-1)) >> S, lo = x - hi * 2^S (|x| < 2^30 here).
- * A row is packed once (sh, sl) and copied once per column offset j of the taps: copy j holds
- * columns [cbase + j, cbase + j + cols), so that every tap's B tile rows start on a
+/* Packs input rows [rlo, rlo + nr) (nr <= prmax: the rows a band reads) and columns
+ * [cbase, cbase + wpk) of each half into its byte planes, zeros outside the tensor and for the
+ * channels past cin. Sixteen columns of a quad at a time: each int32 lane gathers one column's
+ * bytes of the quad's four channels. The halves are x >> 8 and x & 255 (lobyte), or split_x's:
+ * hi = (x + 2^(S-1)) >> S, lo = x - hi * 2^S (|x| < 2^30 here). A row is packed once (sh,
+ * sl; where single, into its one copy) and copied once per column offset j of the taps: copy
+ * j holds columns [cbase + j, cbase + j + cols), so that every tap's B tile rows start on a
  * 64-byte line (a row that straddles two lines costs the tile load about half its speed). */
 static void amx_pack_input(const AmxCall *c, const int32_t *in, int ih, int iw, int rlo, int nr,
                            int cbase)
@@ -287,11 +291,13 @@ static void amx_pack_input(const AmxCall *c, const int32_t *in, int ih, int iw, 
             const int iy = rlo + r;
             if (iy < 0 || iy >= ih || x0 >= x1) {
                 for (int j = 0; j < (c->single ? 1 : c->ncp); j++) {
-                    memset(c->xh[h] + j * c->cs + (size_t)r * c->rs, 0, c->rs);
+                    if (!(c->lobyte && h)) memset(c->xh[h] + j * c->cs + (size_t)r * c->rs, 0, c->rs);
                     memset(c->xl[h] + j * c->cs + (size_t)r * c->rs, 0, c->rs);
                 }
                 continue;
             }
+            /* lobyte's lo half has no high byte: its plane is never read, nor written */
+            const int hbytes = !(c->lobyte && h);
             for (int q = 0; q < c->nq; q++) {
                 int8_t *dh = c->sh + (size_t)q * ss, *dl = c->sl + (size_t)q * ss;
                 if (c->single) {
@@ -299,7 +305,7 @@ static void amx_pack_input(const AmxCall *c, const int32_t *in, int ih, int iw, 
                     dl = c->xl[h] + (size_t)r * c->rs + (size_t)q * ss;
                 }
                 if (4 * q >= cin) {
-                    memset(dh, 0, ss);
+                    if (hbytes) memset(dh, 0, ss);
                     memset(dl, 0, ss);
                     continue;
                 }
@@ -310,7 +316,7 @@ static void amx_pack_input(const AmxCall *c, const int32_t *in, int ih, int iw, 
                         for (int x = x0; x < x1; x += 16)
                             _mm_prefetch((const char *)(in + ((size_t)(4 * q + k) * ih + iy) * iw + x),
                                          _MM_HINT_T0);
-                memset(dh, 0, (size_t)(x0 - cbase) * 4);
+                if (hbytes) memset(dh, 0, (size_t)(x0 - cbase) * 4);
                 memset(dl, 0, (size_t)(x0 - cbase) * 4);
                 for (int x = x0; x < x1; x += 16) {
                     const __mmask16 mk = (__mmask16)(x1 - x >= 16 ? 0xffffu : (1u << (x1 - x)) - 1);
@@ -318,7 +324,13 @@ static void amx_pack_input(const AmxCall *c, const int32_t *in, int ih, int iw, 
                     for (int k = 0; k < 4 && 4 * q + k < cin; k++) {
                         const int32_t *src = in + ((size_t)(4 * q + k) * ih + iy) * iw;
                         __m512i v = _mm512_maskz_loadu_epi32(mk, src + x);
-                        if (c->halves > 1) {
+                        if (c->lobyte) {
+#ifdef WAI_PLANTED_FAULT_FAST_AMX_LOBYTE
+                            v = h ? _mm512_and_si512(v, _mm512_set1_epi32(127)) : _mm512_srai_epi32(v, 8); /* planted */
+#else
+                            v = h ? _mm512_and_si512(v, m8) : _mm512_srai_epi32(v, 8);
+#endif
+                        } else if (c->halves > 1) {
                             const __m512i vh = _mm512_sra_epi32(_mm512_add_epi32(v, rnd), vS);
                             v = h ? _mm512_sub_epi32(v, _mm512_sll_epi32(vh, vS)) : vh;
                         }
@@ -333,15 +345,15 @@ static void amx_pack_input(const AmxCall *c, const int32_t *in, int ih, int iw, 
                                                      _mm512_and_si512(_mm512_srai_epi32(v, 8), m8), sh));
                     }
                     _mm512_mask_storeu_epi32(dl + (size_t)(x - cbase) * 4, mk, lo);
-                    _mm512_mask_storeu_epi32(dh + (size_t)(x - cbase) * 4, mk, hi);
+                    if (hbytes) _mm512_mask_storeu_epi32(dh + (size_t)(x - cbase) * 4, mk, hi);
                 }
-                memset(dh + (size_t)(x1 - cbase) * 4, 0, (size_t)(cbase + c->wpk - x1) * 4);
+                if (hbytes) memset(dh + (size_t)(x1 - cbase) * 4, 0, (size_t)(cbase + c->wpk - x1) * 4);
                 memset(dl + (size_t)(x1 - cbase) * 4, 0, (size_t)(cbase + c->wpk - x1) * 4);
             }
             for (int j = 0; j < (c->single ? 0 : c->ncp); j++)
                 for (int q = 0; q < c->nq; q++) {
                     const size_t to = j * c->cs + (size_t)r * c->rs + (size_t)q * c->qs;
-                    memcpy(c->xh[h] + to, c->sh + (size_t)q * ss + (size_t)j * 4, c->qs);
+                    if (hbytes) memcpy(c->xh[h] + to, c->sh + (size_t)q * ss + (size_t)j * 4, c->qs);
                     memcpy(c->xl[h] + to, c->sl + (size_t)q * ss + (size_t)j * 4, c->qs);
                 }
         }
@@ -367,6 +379,17 @@ static void amx_sums(const AmxCall *c, size_t wt0, const int *dy, int ny, const 
                  * block's own column */
                 const size_t col = (size_t)(dx[tx] - a->px.dmin) * c->dstep + row + (size_t)moff * 4;
                 const size_t wt = wt0 + (size_t)(ty * nx + tx) * ncb * 1024;
+                if (c->lobyte && h) { /* lo in [0, 255]: its high byte is zero, two products */
+                    for (int cb = 0; cb < ncb; cb++) {
+                        const size_t xo = col + (size_t)cb * 16 * c->qs;
+                        _tile_loadd(3, a->wh + wt + (size_t)cb * 1024, 64);
+                        _tile_loadd(4, a->wl + wt + (size_t)cb * 1024, 64);
+                        _tile_loadd(6, c->xl[h] + xo, c->qs);
+                        _tile_dpbsud(1, 3, 6);
+                        _tile_dpbuud(2, 4, 6);
+                    }
+                    continue;
+                }
                 for (int cb = 0; cb < ncb; cb++) {
                     const size_t xo = col + (size_t)cb * 16 * c->qs;
                     _tile_loadd(3, a->wh + wt + (size_t)cb * 1024, 64);
@@ -504,9 +527,15 @@ static int amx_conv(const WaiLayer *l, const int32_t *in, int ih, int iw, int32_
     vn_form(&form, in, l->cin, ih, iw, r0, r1, 0);
     AmxCall c = { .l = l, .halves = 1, .S = 1 };
     if (!form.one_ok) {
-        if (!form.two_ok) return -1;
-        c.halves = 2;
-        c.S = form.S;
+        if (form.xmax <= WAI_ACT_MAX) { /* the activations' range: hi = x >> 8 fits int16 */
+            c.halves = 2;
+            c.S = 8;
+            c.lobyte = 1;
+        } else {
+            if (!form.two_ok) return -1;
+            c.halves = 2;
+            c.S = form.S;
+        }
     }
     if (!prepared) {
         if (!(own = amx_prep_make(l, transposed, 0))) return -1;
