@@ -73,7 +73,8 @@ static void hex32(const uint8_t sha[32], char out[65])
 /* ---- options shared by decode, info and verify ---- */
 
 static const char common_help[] =
-    "  --kernels NAME      auto, reference, c, avx2, avx512, avx512vnni or neon (default auto)\n"
+    "  --kernels NAME      auto (default), reference, c, avx2, avx512, avx512vnni,\n"
+    "                      avx512amx, neon or simd128 (any set gives the same pictures)\n"
     "  --threads N         worker threads, 0 = automatic (default)\n"
     "  --stripe-rows N     output rows the synthesis computes at a time, 0 = automatic\n"
     "                      (default; memory bounded); any N gives the same pictures\n"
@@ -137,7 +138,7 @@ static int common_option(int argc, char **argv, int *i, WaiSettings *s)
     uint64_t u;
     if ((v = opt_value(argc, argv, i, "--kernels", &missing))) {
         if (wai_kernels_from_name(v, &s->kernels) < 0) {
-            errmsg(NULL, "unknown kernel set '%s' (auto, reference, c, avx2, avx512, avx512vnni, neon, simd128)", v);
+            errmsg(NULL, "unknown kernel set '%s' (auto, reference, c, avx2, avx512, avx512vnni, avx512amx, neon, simd128)", v);
             return -1;
         }
         return 1;
@@ -1422,7 +1423,8 @@ static void encode_usage(FILE *f)
         "  --stripe-rows N    picture rows the analysis works on at a time (rounded to whole\n"
         "                     latent rows; 0 = automatic, default): the same stream for any N\n"
         "  --kernels NAME     kernel set of the analysis and the decoding side: auto\n"
-        "                     (default), reference, c, avx2, avx512, avx512vnni or neon;\n"
+        "                     (default), reference, c, avx2, avx512, avx512vnni, avx512amx,\n"
+        "                     neon or simd128;\n"
         "                     every set gives the same stream\n"
         "  --progress         a progress line per frame (frame i/n, bytes, bpp) on stderr;\n"
         "                     the default when stderr is a terminal (updated in place there)\n"
