@@ -149,7 +149,8 @@ static void make_conv(Case *c, int type, int xmode, int wmode)
 }
 
 /* A random convT case with s >= 2 and s * s * cout <= 16 (the last layer's shape: 3 outputs at
- * stride 2), which the AMX set runs with its phases merged into one tile's rows. */
+ * stride 2): the fast sets' small tiles, and the AMX set's decline of a layer with fewer than
+ * 8 outputs. */
 static void make_convt_few(Case *c, int xmode, int wmode)
 {
     for (;;) {

@@ -32,12 +32,7 @@
  * [4 channels], one copy per column offset of the taps: a B tile (16 quads = 64 channels x
  * 16 columns) of any tap is then one tileloadd of 64-byte aligned rows with the quad stride.
  * The weights are packed once per layer run (prep_layer) into A tiles (16 output channels x
- * 64 input channels) per phase, tap and 64-channel block.
- * Merged phases (a convT with s >= 2 and s * s * cout <= 16): one A tile's rows are every
- * phase's channels, over the union of the phases' tap offsets, with zero weights where an
- * offset is not the phase's tap (terms x * 0); the terms per output are then the 64-channel
- * blocks times the union's offsets, under the same bound. Its packing outweighs its few
- * tile products, so it keeps one copy of the input and loads B tiles at any column. */
+ * 64 input channels) per phase, tap and 64-channel block. */
 #include <immintrin.h>
 #include <stdint.h>
 
@@ -54,9 +49,10 @@ static void vnni_set_init(WaiDsp *dsp);
 /* The most bytes a call's packed planes may take (per call, so per worker thread): a larger
  * chunk is narrowed (amx_conv). Speed only: the chunks repartition the outputs. */
 #define AMX_SCRATCH_MAX ((size_t)8 << 20)
-/* Layers with fewer output channels fill a 16-row tile poorly: a convT whose s * s phases'
- * channels fit one tile (the last layer: 3 outputs at stride 2) runs with its phases merged
- * (amx_pack_merged), any other the VNNI set (speed only, never a result). */
+/* Layers with fewer output channels (the last, 3) fill a 16-row tile poorly: they run the
+ * VNNI set's small tile (speed only, never a result). Their phases merged into one tile's
+ * rows over the union of the taps ran no faster (session 27): the input's packing, not the
+ * products, is their cost. */
 #define AMX_MIN_COUT 8
 
 static const char amx_owner; /* tags this set's preparations */
@@ -66,7 +62,6 @@ typedef struct AmxPrep {
     const int16_t *weight;
     int cin, cout, kh, kw, stride, pad, transposed;
     Phases py, px;
-    int merged;                  /* the phases merged: one output block, the union's taps */
     int nob, ncb;                /* 16-channel output blocks, 64-channel input blocks */
     size_t wphase[MAXS][MAXS];   /* first A tile of each phase */
     int8_t *wh, *wl;             /* A tiles, per phase [ob][ty][tx][cb], 16 x 64 bytes each */
@@ -87,31 +82,18 @@ static const AmxTileCfg amx_cfg = {
     .rows = { 16, 16, 16, 16, 16, 16, 16 },
 };
 
-/* Whether this path takes the layer (the same gates as the VNNI set's, and the bound): 0 no,
- * AMX_PHASES per phase, AMX_MERGED with the phases merged (below). */
-enum { AMX_PHASES = 1, AMX_MERGED = 2 };
+/* Whether this path takes the layer (the same gates as the VNNI set's, and the bound). */
 static int amx_takes(const WaiLayer *l, int transposed)
 {
     const int s = transposed ? l->stride : 1;
     if ((!transposed && l->stride != 1) || s < 1 || s > MAXS || l->kh > MAXK || l->kw > MAXK ||
         l->kh < 1 || l->kw < 1 || l->pad < 0 || l->pad > 14 || l->cin < 1 || l->cin > 4096 ||
-        l->cout < 1)
+        l->cout < AMX_MIN_COUT)
         return 0;
     Phases py, px;
     phases_init(&py, transposed, s, l->kh, l->pad);
     phases_init(&px, transposed, s, l->kw, l->pad);
     const int64_t cpad = ((int64_t)l->cin + 63) / 64 * 64;
-    if (l->cout < AMX_MIN_COUT) {
-        /* a few outputs: merged phases where all s * s phases' channels fit one tile's rows;
-         * an output then has a term (some of zero weight) for every offset of the union */
-        if (s < 2 || s * s * l->cout > 16) return 0;
-#ifdef WAI_PLANTED_FAULT_FAST_AMX_KMAX
-        if (cpad * (py.dmax - py.dmin + 1) * (px.dmax - px.dmin + 1) > 2 * AMX_KMAX) return 0; /* planted */
-#else
-        if (cpad * (py.dmax - py.dmin + 1) * (px.dmax - px.dmin + 1) > AMX_KMAX) return 0;
-#endif
-        return AMX_MERGED;
-    }
     for (int a = 0; a < s; a++)
         for (int b = 0; b < s; b++)
 #ifdef WAI_PLANTED_FAULT_FAST_AMX_KMAX
@@ -119,7 +101,7 @@ static int amx_takes(const WaiLayer *l, int transposed)
 #else
             if (cpad * py.n[a] * px.n[b] > AMX_KMAX) return 0;
 #endif
-    return AMX_PHASES;
+    return 1;
 }
 
 static void amx_prep_destroy(AmxPrep *a)
@@ -140,46 +122,10 @@ static void amx_prep_free(void *p)
     else vnni_prep_free(p); /* the VNNI set's own (a layer this path does not take) */
 }
 
-/* The merged form's A tiles (a layer with s >= 2 and s * s * cout <= 16, the last layer's 3
- * outputs at stride 2): tile row m = (a * s + b) * cout + o is output channel o of phase
- * (a, b), rows past s * s * cout zero; one tile per offset (dy, dx) of the union of the
- * phases' taps and 64-channel block, [dy - dmin][dx - dmin][cb]. Phase a's weight at offset dy
- * is the kernel row ky = a + pad - dy * s where that is a tap (spec 5.3's convT), else zero;
- * likewise kx. So each output's sum has the terms of its own phase, and zeros. */
-static void amx_pack_merged(AmxPrep *a, const WaiLayer *l)
-{
-    const int s = a->py.s, cin = l->cin, kh = l->kh, kw = l->kw;
-    const int ny = a->py.dmax - a->py.dmin + 1, nx = a->px.dmax - a->px.dmin + 1;
-    for (int ty = 0; ty < ny; ty++)
-        for (int tx = 0; tx < nx; tx++)
-            for (int cb = 0; cb < a->ncb; cb++) {
-                const size_t t = ((size_t)ty * nx + tx) * a->ncb + cb;
-                int8_t *dh = a->wh + t * 1024, *dl = a->wl + t * 1024;
-                for (int m = 0; m < 16; m++) {
-#ifdef WAI_PLANTED_FAULT_FAST_AMX_MERGED
-                    const int o = m % l->cout, b = m / l->cout / s, pa = m / l->cout % s; /* planted: a, b swapped */
-#else
-                    const int o = m % l->cout, pa = m / l->cout / s, b = m / l->cout % s;
-#endif
-                    const int ky = pa + l->pad - (a->py.dmin + ty) * s;
-                    const int kx = b + l->pad - (a->px.dmin + tx) * s;
-                    const int tap = m < s * s * l->cout && ky >= 0 && ky < kh && kx >= 0 && kx < kw;
-                    for (int k = 0; k < 64; k++) {
-                        const int c = cb * 64 + k;
-                        const int w = tap && c < cin ?
-                            l->weight[((size_t)o * cin + c) * kh * kw + (size_t)ky * kw + kx] : 0;
-                        dh[m * 64 + k] = (int8_t)(w >> 8); /* arithmetic: [-128, 127] */
-                        dl[m * 64 + k] = (int8_t)(uint8_t)(w & 255);
-                    }
-                }
-            }
-}
-
 /* NULL where this path does not take the layer. with_vnni: also the VNNI set's preparation. */
 static AmxPrep *amx_prep_make(const WaiLayer *l, int transposed, int with_vnni)
 {
-    const int takes = amx_takes(l, transposed);
-    if (!takes) return NULL;
+    if (!amx_takes(l, transposed)) return NULL;
     const int s = transposed ? l->stride : 1;
     AmxPrep *a = calloc(1, sizeof(*a));
     if (!a) return NULL;
@@ -189,18 +135,14 @@ static AmxPrep *amx_prep_make(const WaiLayer *l, int transposed, int with_vnni)
     a->stride = l->stride; a->pad = l->pad; a->transposed = transposed;
     phases_init(&a->py, transposed, s, l->kh, l->pad);
     phases_init(&a->px, transposed, s, l->kw, l->pad);
-    a->merged = takes == AMX_MERGED;
-    a->nob = a->merged ? 1 : (l->cout + 15) / 16;
+    a->nob = (l->cout + 15) / 16;
     a->ncb = (l->cin + 63) / 64;
     size_t tiles = 0;
-    if (a->merged)
-        tiles = (size_t)(a->py.dmax - a->py.dmin + 1) * (a->px.dmax - a->px.dmin + 1) * a->ncb;
-    else
-        for (int p = 0; p < s; p++)
-            for (int q = 0; q < s; q++) {
-                a->wphase[p][q] = tiles;
-                tiles += (size_t)a->nob * a->py.n[p] * a->px.n[q] * a->ncb;
-            }
+    for (int p = 0; p < s; p++)
+        for (int q = 0; q < s; q++) {
+            a->wphase[p][q] = tiles;
+            tiles += (size_t)a->nob * a->py.n[p] * a->px.n[q] * a->ncb;
+        }
     if (tiles > MAX_WPACK / 2048 || !(a->wh = malloc((tiles ? tiles : 1) * 1024)) ||
         !(a->wl = malloc((tiles ? tiles : 1) * 1024)) ||
         (with_vnni && !(a->vn = vnni_prep_make(l, transposed)))) {
@@ -208,10 +150,6 @@ static AmxPrep *amx_prep_make(const WaiLayer *l, int transposed, int with_vnni)
         return NULL;
     }
     const int cin = l->cin, kh = l->kh, kw = l->kw;
-    if (a->merged) {
-        amx_pack_merged(a, l);
-        return a;
-    }
     for (int p = 0; p < s; p++)
         for (int q = 0; q < s; q++) {
             const int ny = a->py.n[p], nx = a->px.n[q];
@@ -260,14 +198,11 @@ typedef struct AmxCall {
     int cols, rows;     /* a chunk's phase columns (a multiple of 16) and output rows */
     int wpk, prmax, nq; /* columns a chunk reads, packed rows, channel quads (a multiple of 16) */
     int ncp;            /* column offsets of the taps (px.dmax - px.dmin + 1) */
-    int single;         /* one copy (below), else a copy per column offset */
-    size_t qs, rs, cs;  /* bytes per packed quad (cols * 4; single: wpk * 4 to a multiple of
-                         * 64), row (nq * qs), copy (prmax * rs) */
-    size_t dstep;       /* bytes from one column offset's B tiles to the next: cs, or 4 */
+    size_t qs, rs, cs;  /* bytes per packed quad (cols * 4), row (nq * qs), copy (prmax * rs) */
     int halves, S;      /* x itself (1), or x = hi * 2^S + lo (2) */
     int lobyte;         /* two halves with S = 8, hi = x >> 8 and lo = x & 255 (one byte) */
     int8_t *xh[2], *xl[2]; /* per half, the copies' byte planes (64-byte aligned) */
-    int8_t *sh, *sl;    /* one packed row of wpk columns, before its copies (not single) */
+    int8_t *sh, *sl;    /* one packed row of wpk columns, before its copies */
 } AmxCall;
 
 /* Packs input rows [rlo, rlo + nr) (nr <= prmax: the rows a band reads) and columns
@@ -275,22 +210,22 @@ typedef struct AmxCall {
  * channels past cin. Sixteen columns of a quad at a time: each int32 lane gathers one column's
  * bytes of the quad's four channels. The halves are x >> 8 and x & 255 (lobyte), or split_x's:
  * hi = (x + 2^(S-1)) >> S, lo = x - hi * 2^S (|x| < 2^30 here). A row is packed once (sh,
- * sl; where single, into its one copy) and copied once per column offset j of the taps: copy
- * j holds columns [cbase + j, cbase + j + cols), so that every tap's B tile rows start on a
- * 64-byte line (a row that straddles two lines costs the tile load about half its speed). */
+ * sl) and copied once per column offset j of the taps: copy j holds columns
+ * [cbase + j, cbase + j + cols), so that every tap's B tile rows start on a 64-byte line (a
+ * row that straddles two lines costs the tile load about half its speed). */
 static void amx_pack_input(const AmxCall *c, const int32_t *in, int ih, int iw, int rlo, int nr,
                            int cbase)
 {
     const int cin = c->l->cin;
     const int x0 = imax(0, cbase), x1 = imin(iw, cbase + c->wpk);
-    const size_t ss = c->single ? c->qs : (size_t)c->wpk * 4; /* the packed row's quad stride */
+    const size_t ss = (size_t)c->wpk * 4; /* the packed row's quad stride */
     const __m512i m8 = _mm512_set1_epi32(255), rnd = _mm512_set1_epi32(1 << (c->S - 1));
     const __m128i vS = _mm_cvtsi32_si128(c->S);
     for (int h = 0; h < c->halves; h++)
         for (int r = 0; r < nr; r++) {
             const int iy = rlo + r;
             if (iy < 0 || iy >= ih || x0 >= x1) {
-                for (int j = 0; j < (c->single ? 1 : c->ncp); j++) {
+                for (int j = 0; j < c->ncp; j++) {
                     if (!(c->lobyte && h)) memset(c->xh[h] + j * c->cs + (size_t)r * c->rs, 0, c->rs);
                     memset(c->xl[h] + j * c->cs + (size_t)r * c->rs, 0, c->rs);
                 }
@@ -300,10 +235,6 @@ static void amx_pack_input(const AmxCall *c, const int32_t *in, int ih, int iw, 
             const int hbytes = !(c->lobyte && h);
             for (int q = 0; q < c->nq; q++) {
                 int8_t *dh = c->sh + (size_t)q * ss, *dl = c->sl + (size_t)q * ss;
-                if (c->single) {
-                    dh = c->xh[h] + (size_t)r * c->rs + (size_t)q * ss;
-                    dl = c->xl[h] + (size_t)r * c->rs + (size_t)q * ss;
-                }
                 if (4 * q >= cin) {
                     if (hbytes) memset(dh, 0, ss);
                     memset(dl, 0, ss);
@@ -350,7 +281,7 @@ static void amx_pack_input(const AmxCall *c, const int32_t *in, int ih, int iw, 
                 if (hbytes) memset(dh + (size_t)(x1 - cbase) * 4, 0, (size_t)(cbase + c->wpk - x1) * 4);
                 memset(dl + (size_t)(x1 - cbase) * 4, 0, (size_t)(cbase + c->wpk - x1) * 4);
             }
-            for (int j = 0; j < (c->single ? 0 : c->ncp); j++)
+            for (int j = 0; j < c->ncp; j++)
                 for (int q = 0; q < c->nq; q++) {
                     const size_t to = j * c->cs + (size_t)r * c->rs + (size_t)q * c->qs;
                     if (hbytes) memcpy(c->xh[h] + to, c->sh + (size_t)q * ss + (size_t)j * 4, c->qs);
@@ -375,9 +306,8 @@ static void amx_sums(const AmxCall *c, size_t wt0, const int *dy, int ny, const 
         for (int ty = 0; ty < ny; ty++) {
             const size_t row = (size_t)(qy + dy[ty] - rlo) * c->rs;
             for (int tx = 0; tx < nx; tx++) {
-                /* the tap's column offset (its copy, or its columns in the one copy), at the
-                 * block's own column */
-                const size_t col = (size_t)(dx[tx] - a->px.dmin) * c->dstep + row + (size_t)moff * 4;
+                /* the copy of the tap's column offset, at the block's own column */
+                const size_t col = (size_t)(dx[tx] - a->px.dmin) * c->cs + row + (size_t)moff * 4;
                 const size_t wt = wt0 + (size_t)(ty * nx + tx) * ncb * 1024;
                 if (c->lobyte && h) { /* lo in [0, 255]: its high byte is zero, two products */
                     for (int cb = 0; cb < ncb; cb++) {
@@ -466,41 +396,12 @@ static void amx_row(const AmxCall *c, int32_t *out, int oh, int ow, int oy, int 
     }
 }
 
-/* The merged form: input row qy gives output rows qy * s + a for every phase a, of which those
- * in [ya, yb) are stored; phase columns [mc0, m1) of the packed chunk at mc0, where m1 is the
- * most any column phase has. Row m of the block is channel o of phase (a, b) (amx_pack_merged). */
-static void amx_row_merged(const AmxCall *c, int32_t *out, int oh, int ow, int qy, int ya, int yb,
-                           int rlo, int mc0, int m1)
-{
-    const AmxPrep *a = c->a;
-    const WaiLayer *l = c->l;
-    const int s = a->py.s, cout = l->cout, nn = s * s * cout;
-    int dy[MAXK + 1], dx[MAXK + 1];
-    const int ny = a->py.dmax - a->py.dmin + 1, nx = a->px.dmax - a->px.dmin + 1;
-    for (int t = 0; t < ny; t++) dy[t] = a->py.dmin + t;
-    for (int t = 0; t < nx; t++) dx[t] = a->px.dmin + t;
-    int64_t res[256];
-    for (int m0 = mc0; m0 < m1; m0 += 16) {
-        amx_sums(c, 0, dy, ny, dx, nx, qy, rlo, m0 - mc0, nn, res);
-        for (int m = 0; m < nn; m++) {
-            const int o = m % cout, pa = m / cout / s, pb = m / cout % s;
-            const int oy = qy * s + pa;
-            const int mpx = pb < ow ? (ow - pb + s - 1) / s : 0; /* phase pb's columns */
-            const int nt = imin(16, mpx - m0);
-            if (oy < ya || oy >= yb || nt < 1) continue;
-            amx_store(l, o, res + m * 16, out + ((size_t)o * oh + oy) * ow + (size_t)m0 * s + pb, nt, s);
-        }
-    }
-}
-
 /* The bytes of a call's packed planes with chunks of cols phase columns and rows output rows
  * (the copies of each half, and the one packed row before its copies). */
 static size_t amx_scratch(const AmxCall *c, int cols, int rows)
 {
     const int s = c->a->py.s;
     const size_t prmax = (size_t)((rows - 1) / s + 2 + c->a->py.dmax - c->a->py.dmin);
-    if (c->single)
-        return (size_t)c->halves * 2 * prmax * c->nq * (((size_t)(cols + c->ncp - 1) * 4 + 63) / 64 * 64);
     const size_t copies = (size_t)c->halves * 2 * c->ncp * prmax * c->nq * cols * 4;
     return copies + (size_t)2 * c->nq * (cols + c->ncp - 1) * 4;
 }
@@ -544,9 +445,6 @@ static int amx_conv(const WaiLayer *l, const int32_t *in, int ih, int iw, int32_
     c.a = a;
     c.ncp = a->px.dmax - a->px.dmin + 1;
     c.nq = a->ncb * 16;
-    /* the merged form's few outputs cost little next to its packing: one copy, whose B tile
-     * rows straddle cache lines (slower loads), saves the copies */
-    c.single = a->merged;
     /* the chunk: AMX_COLS x AMX_ROWS, narrowed (then shortened) while its planes would pass
      * AMX_SCRATCH_MAX; a call whose smallest chunk (16 columns, one row) would still pass it
      * runs the VNNI set. The shipped layers' whole chunks take at most about 3 MiB, and a
@@ -564,15 +462,13 @@ static int amx_conv(const WaiLayer *l, const int32_t *in, int ih, int iw, int32_
     c.rows = rows;
     c.wpk = cols + c.ncp - 1;
     c.prmax = (rows - 1) / s + 2 + a->py.dmax - a->py.dmin;
-    c.qs = c.single ? ((size_t)c.wpk * 4 + 63) / 64 * 64 : (size_t)cols * 4;
+    c.qs = (size_t)cols * 4;
     c.rs = (size_t)c.nq * c.qs;
     c.cs = (size_t)c.prmax * c.rs;
-    c.dstep = c.single ? 4 : c.cs;
-    const size_t ncopy = c.single ? 1 : (size_t)c.ncp;
+    const size_t ncopy = (size_t)c.ncp;
     int r = -1;
     /* sizes: multiples of 64 (qs is), as aligned_alloc wants */
-    if (!c.single &&
-        (!(c.sh = malloc((size_t)c.nq * c.wpk * 4)) || !(c.sl = malloc((size_t)c.nq * c.wpk * 4))))
+    if (!(c.sh = malloc((size_t)c.nq * c.wpk * 4)) || !(c.sl = malloc((size_t)c.nq * c.wpk * 4)))
         goto end;
     for (int h = 0; h < c.halves; h++)
         if (!(c.xh[h] = aligned_alloc(64, ncopy * c.cs)) || !(c.xl[h] = aligned_alloc(64, ncopy * c.cs)))
@@ -585,16 +481,12 @@ static int amx_conv(const WaiLayer *l, const int32_t *in, int ih, int iw, int32_
         for (int mc0 = 0; mc0 < mtot; mc0 += c.cols) {
             amx_pack_input(&c, in, ih, iw, rlo, (yb - 1) / s - ya / s + 1 + a->py.dmax - a->py.dmin,
                            mc0 + a->px.dmin);
-            if (a->merged)
-                for (int qy = ya / s; qy <= (yb - 1) / s; qy++)
-                    amx_row_merged(&c, out, oh, ow, qy, ya, yb, rlo, mc0, imin(mtot, mc0 + c.cols));
-            else
-                for (int oy = ya; oy < yb; oy++)
-                    for (int px = 0; px < s; px++) {
-                        const int mpx = px < ow ? (ow - px + s - 1) / s : 0;
-                        const int m1 = imin(mpx, mc0 + c.cols);
-                        if (mc0 < m1) amx_row(&c, out, oh, ow, oy, px, rlo, mc0, m1);
-                    }
+            for (int oy = ya; oy < yb; oy++)
+                for (int px = 0; px < s; px++) {
+                    const int mpx = px < ow ? (ow - px + s - 1) / s : 0;
+                    const int m1 = imin(mpx, mc0 + c.cols);
+                    if (mc0 < m1) amx_row(&c, out, oh, ow, oy, px, rlo, mc0, m1);
+                }
         }
     }
     _tile_release();
