@@ -201,7 +201,8 @@ typedef struct AmxCall {
     size_t qs, rs, cs;  /* bytes per packed quad (cols * 4), row (nq * qs), copy (prmax * rs) */
     int halves, S;      /* x itself (1), or x = hi * 2^S + lo (2) */
     int lobyte;         /* two halves with S = 8, hi = x >> 8 and lo = x & 255 (one byte) */
-    int8_t *xh[2], *xl[2]; /* per half, the copies' byte planes (64-byte aligned) */
+    int8_t *xh[2], *xl[2]; /* per half, the copies' byte planes (64-byte aligned; no xh
+                            * for lobyte's lo half) */
     int8_t *sh, *sl;    /* one packed row of wpk columns, before its copies */
 } AmxCall;
 
@@ -221,18 +222,18 @@ static void amx_pack_input(const AmxCall *c, const int32_t *in, int ih, int iw, 
     const size_t ss = (size_t)c->wpk * 4; /* the packed row's quad stride */
     const __m512i m8 = _mm512_set1_epi32(255), rnd = _mm512_set1_epi32(1 << (c->S - 1));
     const __m128i vS = _mm_cvtsi32_si128(c->S);
-    for (int h = 0; h < c->halves; h++)
+    for (int h = 0; h < c->halves; h++) {
+        /* lobyte's lo half has no high byte: it has no such plane (amx_conv) */
+        const int hbytes = !(c->lobyte && h);
         for (int r = 0; r < nr; r++) {
             const int iy = rlo + r;
             if (iy < 0 || iy >= ih || x0 >= x1) {
                 for (int j = 0; j < c->ncp; j++) {
-                    if (!(c->lobyte && h)) memset(c->xh[h] + j * c->cs + (size_t)r * c->rs, 0, c->rs);
+                    if (hbytes) memset(c->xh[h] + j * c->cs + (size_t)r * c->rs, 0, c->rs);
                     memset(c->xl[h] + j * c->cs + (size_t)r * c->rs, 0, c->rs);
                 }
                 continue;
             }
-            /* lobyte's lo half has no high byte: its plane is never read, nor written */
-            const int hbytes = !(c->lobyte && h);
             for (int q = 0; q < c->nq; q++) {
                 int8_t *dh = c->sh + (size_t)q * ss, *dl = c->sl + (size_t)q * ss;
                 if (4 * q >= cin) {
@@ -288,6 +289,7 @@ static void amx_pack_input(const AmxCall *c, const int32_t *in, int ih, int iw, 
                     memcpy(c->xl[h] + to, c->sl + (size_t)q * ss + (size_t)j * 4, c->qs);
                 }
         }
+    }
 }
 
 /* The exact sums of one 16 x 16 block (nn rows of A tiles from wt0, the 16 phase columns at
@@ -397,12 +399,14 @@ static void amx_row(const AmxCall *c, int32_t *out, int oh, int ow, int oy, int 
 }
 
 /* The bytes of a call's packed planes with chunks of cols phase columns and rows output rows
- * (the copies of each half, and the one packed row before its copies). */
+ * (the copies of each half's byte planes, lobyte's lo half one plane only, and the one packed
+ * row before its copies). */
 static size_t amx_scratch(const AmxCall *c, int cols, int rows)
 {
     const int s = c->a->py.s;
     const size_t prmax = (size_t)((rows - 1) / s + 2 + c->a->py.dmax - c->a->py.dmin);
-    const size_t copies = (size_t)c->halves * 2 * c->ncp * prmax * c->nq * cols * 4;
+    const size_t planes = (size_t)c->halves * 2 - (size_t)c->lobyte;
+    const size_t copies = planes * c->ncp * prmax * c->nq * cols * 4;
     return copies + (size_t)2 * c->nq * (cols + c->ncp - 1) * 4;
 }
 
@@ -465,13 +469,13 @@ static int amx_conv(const WaiLayer *l, const int32_t *in, int ih, int iw, int32_
     c.qs = (size_t)cols * 4;
     c.rs = (size_t)c.nq * c.qs;
     c.cs = (size_t)c.prmax * c.rs;
-    const size_t ncopy = (size_t)c.ncp;
     int r = -1;
     /* sizes: multiples of 64 (qs is), as aligned_alloc wants */
     if (!(c.sh = malloc((size_t)c.nq * c.wpk * 4)) || !(c.sl = malloc((size_t)c.nq * c.wpk * 4)))
         goto end;
     for (int h = 0; h < c.halves; h++)
-        if (!(c.xh[h] = aligned_alloc(64, ncopy * c.cs)) || !(c.xl[h] = aligned_alloc(64, ncopy * c.cs)))
+        if ((!(c.lobyte && h) && !(c.xh[h] = aligned_alloc(64, c.ncp * c.cs))) ||
+            !(c.xl[h] = aligned_alloc(64, c.ncp * c.cs)))
             goto end;
     _tile_loadconfig(&amx_cfg);
     const int mtot = (ow + s - 1) / s;

@@ -581,17 +581,24 @@ typedef struct VnForm {
                   * only when asked) */
 } VnForm;
 
+/* The halves for operands of at most xmax (0 <= xmax < 2^62) in magnitude: S, the halves'
+ * bounds and which forms fit int16 (the top of the file). */
+static void vn_halves(VnForm *f, int64_t xmax)
+{
+    f->xmax = xmax;
+    int bits = 0;
+    while (bits < 62 && ((int64_t)1 << bits) <= xmax) bits++; /* xmax < 2^bits */
+    f->S = imax(1, imin(15, (bits + 1) / 2));
+    f->hi_max = (xmax >> f->S) + 1;
+    f->lo_max = (int64_t)1 << (f->S - 1);
+    f->two_ok = f->hi_max <= 32767;
+    f->one_ok = xmax <= 32767;
+}
+
 static void vn_form(VnForm *f, const int32_t *in, int cin, int ih, int iw, int r0, int r1,
                     int outliers)
 {
-    f->xmax = max_abs_rows(in, cin, ih, iw, r0, r1);
-    int bits = 0;
-    while (bits < 40 && ((int64_t)1 << bits) <= f->xmax) bits++; /* xmax < 2^bits */
-    f->S = imax(1, imin(15, (bits + 1) / 2));
-    f->hi_max = (f->xmax >> f->S) + 1;
-    f->lo_max = (int64_t)1 << (f->S - 1);
-    f->two_ok = f->hi_max <= 32767;
-    f->one_ok = f->xmax <= 32767;
+    vn_halves(f, max_abs_rows(in, cin, ih, iw, r0, r1));
     f->ra = imax(r0, 0);
     f->rb = imin(r1, ih);
     f->nout = 0;
@@ -727,12 +734,10 @@ static int vnni_igdn(const WaiLayer *l, int32_t *x, int h, int w, int y0, int y1
         if (l->beta[i] < 0 || l->beta[i] > BIAS_MAX) return -1;
     const size_t plane = (size_t)h * w;
     const int64_t amax = max_abs_rows(x, C, h, w, y0, y1);
-    const int64_t x2max = (amax * amax + (1 << 11)) >> 12; /* amax <= 2^31 */
-    int bits = 0;
-    while (bits < 62 && ((int64_t)1 << bits) <= x2max) bits++;
-    const int S = imax(1, imin(15, (bits + 1) / 2));
-    const int64_t hi_max = (x2max >> S) + 1, lo_max = (int64_t)1 << (S - 1);
-    const int one_ok = x2max <= 32767, two_ok = hi_max <= 32767;
+    VnForm f;
+    vn_halves(&f, (amax * amax + (1 << 11)) >> 12); /* max x2; amax <= 2^31 */
+    const int64_t x2max = f.xmax, hi_max = f.hi_max, lo_max = f.lo_max;
+    const int S = f.S, one_ok = f.one_ok, two_ok = f.two_ok;
     if (!one_ok && !two_ok) return -1;
     int halves, P[2] = { 0, 0 };
     const int P1 = chunk_steps_max(gmax, x2max), Phi = chunk_steps_max(gmax, hi_max),
