@@ -345,6 +345,32 @@ static void make_igdn_round(Case *c)
     snprintf(c->desc, sizeof(c->desc), "igdn double bound: one rounding past 2^53 at x 16777281");
 }
 
+/* isqrt's first correction (dsp_tmpl.c isqrt_small and its AVX-512 form in igdn_out): with
+ * gamma all zero the sum is beta alone, n = k^2 - 1 for k = 536870816 (n < 2^60). A double
+ * holds n as k^2 (its spacing there is 64), whose root is k, so the truncated root is one too
+ * high and only the correction r * r > n brings it to k - 1. x = 1, gamma_shift 0 (shift 6):
+ * the output is rshr(k - 1, 6) = 8388606, and 8388607 without the correction (k = 32 mod 64).
+ * Positive and negative x over 19 positions: every lane of a vector and a masked tail. (The
+ * second correction, (r + 1)^2 <= n, never fires below 2^62: the double root of k^2 rounds
+ * to k there.) */
+static void make_igdn_root(Case *c)
+{
+    WaiLayer *l = &c->l;
+    memset(c, 0, sizeof(*c));
+    l->type = WAI_LAYER_IGDN;
+    l->cin = l->cout = 1;
+    l->gamma_shift = 0;
+    c->oh = c->ih = 1;
+    c->ow = c->iw = 19;
+    l->beta = malloc(sizeof(*l->beta));
+    l->gamma = malloc(sizeof(*l->gamma));
+    c->in = malloc(19 * sizeof(*c->in));
+    l->beta[0] = (int64_t)536870816 * 536870816 - 1;
+    l->gamma[0] = 0;
+    for (int t = 0; t < 19; t++) c->in[t] = t % 3 == 2 ? -1 : 1;
+    snprintf(c->desc, sizeof(c->desc), "igdn root: the double root of k^2 - 1 is k (k = 536870816)");
+}
+
 static void make_igdn(Case *c, int xmode)
 {
     WaiLayer *l = &c->l;
@@ -775,6 +801,15 @@ static void run_checks(int iters)
         }
         Case cr;
         make_igdn_round(&cr);
+        check_case(s, &cr, &sch);
+        case_free(&cr);
+        make_igdn_root(&cr);
+        {   /* the case still needs the correction: the reference gives k - 1's output */
+            int32_t o[19];
+            memcpy(o, cr.in, sizeof(o));
+            ref.igdn(&cr.l, o, 1, 19, 0, 1);
+            CHECK(o[0] == 8388606 && o[2] == -8388606);
+        }
         check_case(s, &cr, &sch);
         case_free(&cr);
         for (int it = 0; it < 3; it++) check_graph(s, &sgr);

@@ -24,6 +24,9 @@
  * per layer run for all of graph.c's row bands (conv_prep_layer); a call without a matching
  * preparation (another layer's, another set's, or none) packs them itself. */
 #include <math.h>
+#if VLEN == 8 && defined(__AVX512F__) && defined(__AVX512DQ__)
+#include <immintrin.h> /* igdn_out's AVX-512 form */
+#endif
 #include <stdlib.h>
 #include <string.h>
 
@@ -484,6 +487,37 @@ static inline int64_t isqrt_small(int64_t n)
 static inline void igdn_out(int32_t *restrict xi, const double *restrict rn, int nt, int64_t beta,
                             unsigned shift)
 {
+#if VLEN == 8 && defined(__AVX512F__) && defined(__AVX512DQ__)
+    /* isqrt_small and the product with x, eight lanes at a time, with one-instruction 32 x 32
+     * -> 64-bit multiplies where GCC emits three-micro-op 64-bit ones: the same integers,
+     * because the operands fit. n = rn + beta < 2^60 + 2^52 (rn < 2^52 by the chunk bound,
+     * 0 <= beta <= 2^60), so the truncated root r and r + 1 are in [0, 2^31): r * r and
+     * (r + 1)^2 are the unsigned products of their low 32 bits (_mm512_mul_epu32), and
+     * x * rt, x an int32 and 0 <= rt < 2^31, the signed one (_mm512_mul_epi32). The
+     * conversions are C's: (int64_t) of an integral double and of sqrt truncate
+     * (vcvttpd2qq), (double) of an int64 rounds to nearest (vcvtqq2pd, MXCSR's default). */
+    const __m512i vbeta = _mm512_set1_epi64(beta), one = _mm512_set1_epi64(1);
+    const __m512i rnd = _mm512_set1_epi64((int64_t)1 << (shift - 1)); /* shift >= 6 */
+    const __m512i vlo = _mm512_set1_epi64(WAI_ACT_MIN), vhi = _mm512_set1_epi64(WAI_ACT_MAX);
+    const __m128i vsh = _mm_cvtsi32_si128((int)shift);
+    for (int t = 0; t < nt; t += 8) {
+        const __mmask8 mk = (__mmask8)(nt - t >= 8 ? 0xff : (1u << (nt - t)) - 1);
+        const __m512i n = _mm512_add_epi64(_mm512_cvttpd_epi64(_mm512_maskz_loadu_pd(mk, rn + t)), vbeta);
+        __m512i r = _mm512_cvttpd_epi64(_mm512_sqrt_pd(_mm512_cvtepi64_pd(n)));
+#ifdef WAI_PLANTED_FAULT_FAST_IGDN_ISQRT
+        r = _mm512_mask_sub_epi64(r, _mm512_cmpgt_epi64_mask(_mm512_mul_epu32(r, r), _mm512_add_epi64(n, one)), r, one); /* planted */
+#else
+        r = _mm512_mask_sub_epi64(r, _mm512_cmpgt_epi64_mask(_mm512_mul_epu32(r, r), n), r, one);
+#endif
+        const __m512i r1 = _mm512_add_epi64(r, one);
+        r = _mm512_mask_mov_epi64(r, _mm512_cmple_epi64_mask(_mm512_mul_epu32(r1, r1), n), r1);
+        const __m512i xv = _mm512_cvtepi32_epi64(_mm256_maskz_loadu_epi32(mk, xi + t));
+        __m512i v = _mm512_sra_epi64(_mm512_add_epi64(_mm512_mul_epi32(xv, r), rnd), vsh);
+        v = _mm512_min_epi64(_mm512_max_epi64(v, vlo), vhi);
+        _mm256_mask_storeu_epi32(xi + t, mk, _mm512_cvtepi64_epi32(v));
+    }
+    return;
+#endif
     for (int t = 0; t < nt; t++) {
         const int64_t rt = isqrt_small((int64_t)rn[t] + beta); /* < 2^60 + 2^52: it holds */
         xi[t] = wai_clamp_act(wai_rshr((int64_t)xi[t] * rt, shift));
@@ -533,6 +567,31 @@ static int igdn_chunk_load(const WaiLayer *l, int32_t *x, size_t plane, size_t p
             for (int t = 0; t < np; t += 16)
                 __builtin_prefetch(src + IGDN_PREFETCH * plane + t);
         int t = 0;
+#if VLEN == 8 && defined(__AVX512F__) && defined(__AVX512DQ__)
+        /* x * x as the signed product of two int32 (_mm512_mul_epi32, one micro-op where GCC
+         * emits a three-micro-op 64-bit multiply): the same integer, |x| <= 2^31 */
+        {
+            __m256i vlo = _mm256_set1_epi32(lo), vhi = _mm256_set1_epi32(hi);
+            const __m512i r11 = _mm512_set1_epi64(1 << 11);
+            for (; t < np; t += 8) {
+                const __mmask8 mk = (__mmask8)(np - t >= 8 ? 0xff : (1u << (np - t)) - 1);
+                const __m256i v = _mm256_maskz_loadu_epi32(mk, src + t); /* zeros: no effect */
+                vlo = _mm256_min_epi32(vlo, v);
+                vhi = _mm256_max_epi32(vhi, v);
+                const __m512i w = _mm512_cvtepi32_epi64(v);
+                const __m512i x2 = _mm512_srli_epi64(_mm512_add_epi64(_mm512_mul_epi32(w, w), r11), 12);
+                _mm512_mask_storeu_pd(dst + t, mk, _mm512_cvtepi64_pd(x2));
+            }
+            int32_t l8[8], h8[8];
+            _mm256_storeu_si256((__m256i *)l8, vlo);
+            _mm256_storeu_si256((__m256i *)h8, vhi);
+            for (int e = 0; e < 8; e++) {
+                lo = l8[e] < lo ? l8[e] : lo;
+                hi = h8[e] > hi ? h8[e] : hi;
+            }
+            t = np;
+        }
+#endif
         for (; t < np; t++) {
             lo = src[t] < lo ? src[t] : lo;
             hi = src[t] > hi ? src[t] : hi;
