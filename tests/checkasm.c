@@ -371,6 +371,34 @@ static void make_igdn_root(Case *c)
     snprintf(c->desc, sizeof(c->desc), "igdn root: the double root of k^2 - 1 is k (k = 536870816)");
 }
 
+/* The AVX-512 epilogue's root estimate (dsp_tmpl.c igdn_out) is within 1 of sqrt(n), so both
+ * corrections are live: n = k^2 + d (d = -1, 0, 1) over random k. With gamma all zero the sum
+ * is beta alone. Channels 0-479: k < 2^23 and x = +-64 (shift 6), so the output is the root
+ * itself, +-isqrt(n); 480-507: k up to 1.78e8 (n past 2^53) and x = +-1 or +-3 (the root
+ * rounded, unclamped); 508-511:
+ * n = 0..3. 11 positions: a vector and a masked tail. */
+static void make_igdn_sweep(Case *c)
+{
+    WaiLayer *l = &c->l;
+    const int C = 512, W = 11;
+    memset(c, 0, sizeof(*c));
+    l->type = WAI_LAYER_IGDN;
+    l->cin = l->cout = C;
+    l->gamma_shift = 0;
+    c->oh = c->ih = 1;
+    c->ow = c->iw = W;
+    l->beta = malloc((size_t)C * sizeof(*l->beta));
+    l->gamma = calloc((size_t)C * C, sizeof(*l->gamma));
+    c->in = malloc((size_t)C * W * sizeof(*c->in));
+    for (int i = 0; i < C; i++) {
+        const int64_t k = i < 480 ? rr(2, ((int64_t)1 << 23) - 2) : rr((int64_t)1 << 23, 178000000);
+        l->beta[i] = i < 508 ? k * k + (i % 3 - 1) : i - 508;
+        for (int t = 0; t < W; t++)
+            c->in[(size_t)i * W + t] = (t % 2 ? -1 : 1) * (i < 480 ? 64 : i % 2 ? 3 : 1);
+    }
+    snprintf(c->desc, sizeof(c->desc), "igdn root sweep: n = k^2 - 1, k^2, k^2 + 1");
+}
+
 static void make_igdn(Case *c, int xmode)
 {
     WaiLayer *l = &c->l;
@@ -810,6 +838,9 @@ static void run_checks(int iters)
             ref.igdn(&cr.l, o, 1, 19, 0, 1);
             CHECK(o[0] == 8388606 && o[2] == -8388606);
         }
+        check_case(s, &cr, &sch);
+        case_free(&cr);
+        make_igdn_sweep(&cr);
         check_case(s, &cr, &sch);
         case_free(&cr);
         for (int it = 0; it < 3; it++) check_graph(s, &sgr);

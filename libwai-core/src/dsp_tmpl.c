@@ -488,29 +488,45 @@ static inline void igdn_out(int32_t *restrict xi, const double *restrict rn, int
                             unsigned shift)
 {
 #if VLEN == 8 && defined(__AVX512F__) && defined(__AVX512DQ__)
-    /* isqrt_small and the product with x, eight lanes at a time, with one-instruction 32 x 32
-     * -> 64-bit multiplies where GCC emits three-micro-op 64-bit ones: the same integers,
-     * because the operands fit. n = rn + beta < 2^60 + 2^52 (rn < 2^52 by the chunk bound,
-     * 0 <= beta <= 2^60), so the truncated root r and r + 1 are in [0, 2^31): r * r and
-     * (r + 1)^2 are the unsigned products of their low 32 bits (_mm512_mul_epu32), and
-     * x * rt, x an int32 and 0 <= rt < 2^31, the signed one (_mm512_mul_epi32). The
-     * conversions are C's: (int64_t) of an integral double and of sqrt truncate
-     * (vcvttpd2qq), (double) of an int64 rounds to nearest (vcvtqq2pd, MXCSR's default). */
+    /* floor(sqrt(n)) and the product with x, eight lanes at a time. n = rn + beta with
+     * rn < 2^52 (the chunk bound) and 0 <= beta <= 2^60, so 0 <= n < 2^61.
+     * The root: an estimate e with |e - sqrt(n)| < 1 truncates to floor(sqrt(n)) or one
+     * either side of it, and the two corrections of isqrt_small (r * r > n: down one;
+     * (r + 1)^2 <= n: up one) then give the floor exactly. The estimate, for n >= 1:
+     * d = (double)n (relative error <= 2^-53), y0 = vrsqrt14pd(d) (|y0 sqrt(d) - 1| <
+     * 2^-14), two Newton steps y' = y + y (1/2 - (d/2) y^2) (exactly, a relative error u
+     * becomes -3u^2/2 - u^3/2: 2^-14 -> < 2^-27 -> < 2^-53; each step's own roundings add
+     * under 2^-51), and e = d * y2 rounded: a relative error under 2^-49, so |e - sqrt(n)| <
+     * 2^30.5 * 2^-49 < 2^-18. n = 0 (y0 infinite) gives r = 0. The sqrt it replaces (vsqrtpd)
+     * bounded the epilogue; the estimate costs a few multiply-adds.
+     * The multiplies: r and r + 1 are in [0, 2^31), so r * r and (r + 1)^2 are the unsigned
+     * products of their low 32 bits (_mm512_mul_epu32, one micro-op where GCC emits a
+     * three-micro-op 64-bit multiply), and x * r, x an int32, is the signed one
+     * (_mm512_mul_epi32). (int64_t) of a double truncates (vcvttpd2qq) as in C, (double) of an
+     * int64 rounds to nearest (vcvtqq2pd, MXCSR's default) as in C. */
     const __m512i vbeta = _mm512_set1_epi64(beta), one = _mm512_set1_epi64(1);
+    const __m512d half = _mm512_set1_pd(0.5);
     const __m512i rnd = _mm512_set1_epi64((int64_t)1 << (shift - 1)); /* shift >= 6 */
     const __m512i vlo = _mm512_set1_epi64(WAI_ACT_MIN), vhi = _mm512_set1_epi64(WAI_ACT_MAX);
     const __m128i vsh = _mm_cvtsi32_si128((int)shift);
     for (int t = 0; t < nt; t += 8) {
         const __mmask8 mk = (__mmask8)(nt - t >= 8 ? 0xff : (1u << (nt - t)) - 1);
         const __m512i n = _mm512_add_epi64(_mm512_cvttpd_epi64(_mm512_maskz_loadu_pd(mk, rn + t)), vbeta);
-        __m512i r = _mm512_cvttpd_epi64(_mm512_sqrt_pd(_mm512_cvtepi64_pd(n)));
+        const __m512d d = _mm512_cvtepi64_pd(n), hd = _mm512_mul_pd(d, half);
+        __m512d y = _mm512_rsqrt14_pd(d);
+        for (int it = 0; it < 2; it++)
+            y = _mm512_fmadd_pd(y, _mm512_fnmadd_pd(hd, _mm512_mul_pd(y, y), half), y);
+        __m512i r = _mm512_maskz_mov_epi64(_mm512_test_epi64_mask(n, n),
+                                           _mm512_cvttpd_epi64(_mm512_mul_pd(d, y)));
 #ifdef WAI_PLANTED_FAULT_FAST_IGDN_ISQRT
         r = _mm512_mask_sub_epi64(r, _mm512_cmpgt_epi64_mask(_mm512_mul_epu32(r, r), _mm512_add_epi64(n, one)), r, one); /* planted */
 #else
         r = _mm512_mask_sub_epi64(r, _mm512_cmpgt_epi64_mask(_mm512_mul_epu32(r, r), n), r, one);
 #endif
         const __m512i r1 = _mm512_add_epi64(r, one);
+#ifndef WAI_PLANTED_FAULT_FAST_IGDN_ROOT_UP /* planted: the estimate's root never raised */
         r = _mm512_mask_mov_epi64(r, _mm512_cmple_epi64_mask(_mm512_mul_epu32(r1, r1), n), r1);
+#endif
         const __m512i xv = _mm512_cvtepi32_epi64(_mm256_maskz_loadu_epi32(mk, xi + t));
         __m512i v = _mm512_sra_epi64(_mm512_add_epi64(_mm512_mul_epi32(xv, r), rnd), vsh);
         v = _mm512_min_epi64(_mm512_max_epi64(v, vlo), vhi);
