@@ -421,7 +421,7 @@ static int amx_conv(const WaiLayer *l, const int32_t *in, int ih, int iw, int32_
     const AmxPrep *a = l->prep;
     const int prepared = amx_prep_matches(a, l, transposed);
     if (!prepared && !amx_takes(l, transposed)) return -1;
-    /* the halves, from the rows the call reads, before any packing (vn_form): one where
+    /* the halves, from the rows the call reads, before any packing (vn_halves): one where
      * max |x| <= 32767, else two where hi fits int16 (also where only a few elements pass
      * 32767: the VNNI set's outlier form was slower than two halves on tiles, session 27) */
     const int s = transposed ? l->stride : 1;
@@ -429,7 +429,7 @@ static int amx_conv(const WaiLayer *l, const int32_t *in, int ih, int iw, int32_
     phases_init(&py, transposed, s, l->kh, l->pad);
     const int r0 = oy0 / s + py.dmin, r1 = (oy1 - 1) / s + py.dmax + 1;
     VnForm form;
-    vn_form(&form, in, l->cin, ih, iw, r0, r1, 0);
+    vn_halves(&form, max_abs_rows(in, l->cin, ih, iw, r0, r1));
     AmxCall c = { .l = l, .halves = 1, .S = 1 };
     if (!form.one_ok) {
         if (form.xmax <= WAI_ACT_MAX) { /* the activations' range: hi = x >> 8 fits int16 */

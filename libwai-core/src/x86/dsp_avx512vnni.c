@@ -6,10 +6,11 @@
  *
  * Why the integers are the reference's (spec 5.1). The polyphase form, the packing and the
  * tap offsets are those of dsp_tmpl.c; only the arithmetic differs:
- *  - Activations are split into int16 halves on the ACTUAL operands of the call: if
- *    max |x| <= 32767 (over the input rows the call reads) x itself is one half; otherwise
+ *  - Activations are split into int16 halves on the ACTUAL operands of each packed chunk: if
+ *    max |x| <= 32767 (over the chunk's input rows and columns that the call reads) x itself
+ *    is one half; otherwise
  *    x = hi * 2^S + lo with lo in [-2^(S-1), 2^(S-1)) and hi = (x + 2^(S-1)) >> S, so
- *    |hi| <= (max|x| >> S) + 1, which must be <= 32767 (else the call declines). Then
+ *    |hi| <= (max|x| >> S) + 1, which must be <= 32767 (else the row chunk declines). Then
  *    sum w x = 2^S * sum w hi + sum w lo, an identity of integers.
  *  - Each half's sum over the K steps (pairs of terms) of an output is cut into chunks of P
  *    vpdpwssd steps (the last one shorter), and every partial sum inside a chunk must fit
@@ -23,12 +24,12 @@
  *       at most L(P) * max|half|, so P qualifies when L(P) * max|half| <= INT32_MAX. Trained
  *       weights are far below max|w| on average, so chunks are 4-8x longer than the first
  *       bound gives and fewer accumulators are widened.
- *    With max|half| from the call's max |x| as above, no lane ever wraps and each chunk sum
+ *    With max|half| from the chunk's max |x| as above, no lane ever wraps and each chunk sum
  *    is the exact integer. Chunk sums are sign-extended and added in int64 (|sum| < 2^62
  *    for |x| < 2^30, |w| <= 2^15, K <= 512 * 225), then the halves are combined, bias, rshr
  *    and clamp done in int64 exactly as in the reference.
- *  - Outliers: where only a few activations of the call pass 32767 (at most 1 in
- *    VN_OUTLIER_DIV of the elements it reads), x = c + e with c = x clamped to
+ *  - Outliers: where only a few activations of a packed chunk pass 32767 (at most 1 in
+ *    VN_OUTLIER_DIV of the elements the call reads there), x = c + e with c = x clamped to
  *    [-32767, 32767] and e = x - c (nonzero for those few). The tiles take c as one half
  *    (max|half| = 32767 for the chunks); each e is added to the int64 sums of the outputs it
  *    has a term in, e * w for the same weight and tap the tile used for c: the same terms, so
@@ -37,6 +38,8 @@
  *    saved.
  *  - Zero padding and the channel / output-channel padding of the tiles are explicit zeros
  *    (terms 0 * w or x * 0). Any order of exact integer additions gives the same integer.
+ *  - A row chunk with a packed chunk past both forms (|hi| > 32767) is computed again, all
+ *    its outputs, by the AVX-512 double path (which declines in turn to the reference).
  * Weights are packed once per layer run (prep_layer, shared by the row bands of graph.c);
  * a call without that preparation packs them itself. */
 #include <immintrin.h>
@@ -82,6 +85,7 @@ static void vnni_double_init(WaiDsp *dsp);
  * pass 32767: each costs about the outputs it reaches times the taps in scalar steps, a
  * second half costs a whole vector pass (speed only, never a result). */
 #define VN_OUTLIER_DIV 256
+#define VN_PREFETCH 1 /* channel pairs ahead (vnni_pack_clamped; speed only) */
 
 static const char vnni_owner; /* tags this set's preparations */
 typedef struct VnniPrep {
@@ -417,6 +421,78 @@ static void vnni_pack_input(const VnniCall *c, const int32_t *in, int ih, int iw
     }
 }
 
+/* The common case of vnni_pack_input, in the same pass as the bound: packs input rows
+ * [rlo, rlo + prmax) and columns [cbase, cbase + wpk) as channel pairs of x clamped to
+ * [-32767, 32767] (zeros outside the tensor), and returns max |x| over the elements it read.
+ * Where that is <= 32767 the clamp changed nothing and this is the one-half packing; else the
+ * caller packs the chunk again in the form its bound allows (vnni_conv). */
+static int64_t vnni_pack_clamped(const VnniCall *c, const int32_t *in, int ih, int iw, int rlo,
+                                 int cbase)
+{
+    const int cin = c->l->cin;
+#ifdef WAI_PLANTED_FAULT_FAST_EDGE
+    const int x0 = imax(0, cbase), x1 = imin(iw, cbase + c->wpk - 1); /* planted (as vnni_pack_input) */
+#else
+    const int x0 = imax(0, cbase), x1 = imin(iw, cbase + c->wpk);
+#endif
+    const __m512i c16 = _mm512_set1_epi32(32767), m16 = _mm512_set1_epi32(-32767);
+    const __m512i lo16 = _mm512_set1_epi32(0xffff);
+    __m512i vmin = _mm512_setzero_si512(), vmax = _mm512_setzero_si512();
+    for (int i = 0; i < c->v->cp; i++)
+        for (int r = 0; r < c->prmax; r++) {
+            int32_t *d0 = c->xpack[0] + i * c->cs + (size_t)r * c->wpk;
+            const int iy = rlo + r;
+            if (iy < 0 || iy >= ih || x0 >= x1) {
+                memset(d0, 0, (size_t)c->wpk * sizeof(int32_t));
+                continue;
+            }
+            const int32_t *s0 = in + ((size_t)(2 * i) * ih + iy) * iw;
+            const int32_t *s1 = 2 * i + 1 < cin ? in + ((size_t)(2 * i + 1) * ih + iy) * iw : NULL;
+            /* the rows of a chunk are short streams in many planes, more than the hardware
+             * prefetcher follows: ask for the same row of the pair VN_PREFETCH ahead */
+            if (2 * (i + VN_PREFETCH) + 1 < cin)
+                for (int x = x0; x < x1; x += 16) {
+                    _mm_prefetch((const char *)(s0 + (size_t)2 * VN_PREFETCH * ih * iw + x), _MM_HINT_T0);
+                    _mm_prefetch((const char *)(s0 + (size_t)(2 * VN_PREFETCH + 1) * ih * iw + x), _MM_HINT_T0);
+                }
+            memset(d0, 0, (size_t)(x0 - cbase) * sizeof(int32_t));
+            for (int x = x0; x < x1; x += 16) {
+                const __mmask16 mk = (__mmask16)(x1 - x >= 16 ? 0xffffu : (1u << (x1 - x)) - 1);
+                const __m512i a = _mm512_maskz_loadu_epi32(mk, s0 + x);
+                const __m512i b = s1 ? _mm512_maskz_loadu_epi32(mk, s1 + x) : _mm512_setzero_si512();
+                vmin = _mm512_min_epi32(vmin, _mm512_min_epi32(a, b));
+                vmax = _mm512_max_epi32(vmax, _mm512_max_epi32(a, b));
+                const __m512i ca = _mm512_min_epi32(_mm512_max_epi32(a, m16), c16);
+                const __m512i cb = _mm512_min_epi32(_mm512_max_epi32(b, m16), c16);
+                _mm512_mask_storeu_epi32(d0 + (x - cbase), mk,
+                                         _mm512_or_si512(_mm512_and_si512(ca, lo16), _mm512_slli_epi32(cb, 16)));
+            }
+            memset(d0 + (x1 - cbase), 0, (size_t)(cbase + c->wpk - x1) * sizeof(int32_t));
+        }
+    const int64_t lo = _mm512_reduce_min_epi32(vmin), hi = _mm512_reduce_max_epi32(vmax);
+    return -lo > hi ? -lo : hi;
+}
+
+/* Over input rows [ra, rb) and columns [x0, x1) of every channel: max |x|, and with lim >= 0
+ * the count of the elements with |x| > lim (0 when not asked). */
+static int64_t region_max(const int32_t *in, int cin, int ih, int iw, int ra, int rb, int x0,
+                          int x1, int32_t lim, size_t *count)
+{
+    int64_t m = 0;
+    size_t n = 0;
+    for (int i = 0; i < cin; i++)
+        for (int y = ra; y < rb; y++) {
+            const int32_t *p = in + ((size_t)i * ih + y) * iw;
+            for (int x = x0; x < x1; x++) {
+                const int64_t a = p[x] < 0 ? -(int64_t)p[x] : p[x];
+                m = a > m ? a : m;
+                if (lim >= 0) n += a > lim;
+            }
+        }
+    if (count) *count = n;
+    return m;
+}
+
 /* Outlier form: adds e * w to res[n][t] for every outlier e of the packed chunk with a term
  * in output m0 + t (t < nt) of the tile's row (phase py, input row qy) and phase px, the tap's
  * weight w of output channel ob * nb + n, as the tile's step k = (pair, ty, tx) read it. */
@@ -525,18 +601,6 @@ static void vnni_row(VnniCall *c, int32_t *out, int oh, int ow, int oy, int px, 
     }
 }
 
-/* How many of the elements in rows [r0, r1) of every channel have |x| > lim. */
-static size_t count_above(const int32_t *in, int cin, int ih, int iw, int r0, int r1, int32_t lim)
-{
-    size_t n = 0;
-    for (int i = 0; i < cin && r0 < r1; i++) {
-        const int32_t *p = in + ((size_t)i * ih + r0) * iw;
-        const size_t m = (size_t)(r1 - r0) * iw;
-        for (size_t e = 0; e < m; e++) n += (p[e] > lim) | (p[e] < -lim);
-    }
-    return n;
-}
-
 /* Chunk length in vpdpwssd steps for operands bounded by wmax and hmax (the first bound at
  * the top of the file). */
 static int chunk_steps_max(int64_t wmax, int64_t hmax)
@@ -567,18 +631,12 @@ static int chunk_steps(const VnniPrep *v, int64_t hmax)
     return P > INT32_MAX / 2 ? INT32_MAX / 2 : (int)P;
 }
 
-/* The activations' form of a call that reads input rows [r0, r1) (rows outside the input are
- * zeros), shared by this set and the AMX set: max |x| over those rows, the split shift S and
- * the halves' bounds (the top of the file), and with outliers set, where max |x| passes 32767,
- * the count of the elements that do, kept only where the outlier form applies (at most 1 in
- * VN_OUTLIER_DIV; a second pass over the rows). It decides speed only; the integers are exact
- * in every form. */
+/* The activations' form for operands of at most xmax in magnitude: the split shift S and the
+ * halves' bounds (the top of the file), and which forms fit int16. It decides speed only; the
+ * integers are exact in every form. */
 typedef struct VnForm {
     int64_t xmax, hi_max, lo_max;
     int S, one_ok, two_ok;
-    int ra, rb;  /* the rows inside the input */
-    size_t nout; /* > 0: the outlier form applies, with at most this many outliers (counted
-                  * only when asked) */
 } VnForm;
 
 /* The halves for operands of at most xmax (0 <= xmax < 2^62) in magnitude: S, the halves'
@@ -593,19 +651,6 @@ static void vn_halves(VnForm *f, int64_t xmax)
     f->lo_max = (int64_t)1 << (f->S - 1);
     f->two_ok = f->hi_max <= 32767;
     f->one_ok = xmax <= 32767;
-}
-
-static void vn_form(VnForm *f, const int32_t *in, int cin, int ih, int iw, int r0, int r1,
-                    int outliers)
-{
-    vn_halves(f, max_abs_rows(in, cin, ih, iw, r0, r1));
-    f->ra = imax(r0, 0);
-    f->rb = imin(r1, ih);
-    f->nout = 0;
-    if (!f->one_ok && outliers) {
-        f->nout = count_above(in, cin, ih, iw, f->ra, f->rb, 32767);
-        if (f->nout * VN_OUTLIER_DIV > (size_t)cin * (size_t)(f->rb - f->ra) * (size_t)iw) f->nout = 0;
-    }
 }
 
 /* Returns 0 when done, -1 when the caller must take another path. */
@@ -633,59 +678,79 @@ static int vnni_conv(const WaiLayer *l, const int32_t *in, int ih, int iw, int32
     c.prmax = (VN_ROWS - 1) / s + 2 + v->py.dmax - v->py.dmin;
     c.cs = (size_t)c.prmax * c.wpk;
 
-    /* the halves and the chunk lengths, from the rows this call reads */
+    /* The activations' form is decided per packed chunk, from the chunk's own bound, found in
+     * the packing pass (vnni_pack_clamped): a pass of its own over the call's rows first cost
+     * the 3-output last layer, which reads 64-128 channels, about a fifth of its time (session
+     * 28). Chunks only repartition the outputs; every form is exact (the top of the file). */
     const int r0 = oy0 / s + v->py.dmin, r1 = (oy1 - 1) / s + v->py.dmax + 1;
-    VnForm f;
-    vn_form(&f, in, l->cin, ih, iw, r0, r1, 1);
+    c.orow0 = imax(r0, 0); /* the input rows the tiles read */
+    c.orow1 = imin(r1, ih);
     int r = -1;
-    const int64_t xmax = f.xmax, hi_max = f.hi_max, lo_max = f.lo_max;
-    const int S = f.S, one_ok = f.one_ok, two_ok = f.two_ok;
-    const size_t nout = f.nout;
-    if (!two_ok && !one_ok && !nout) goto end;
-    const int P1 = chunk_steps(v, xmax), Phi = chunk_steps(v, hi_max), Plo = chunk_steps(v, lo_max);
-    if (nout) { /* the outlier form (the top of the file) */
-        c.halves = 1;
-        c.P[0] = chunk_steps(v, 32767);
-        c.ocap = nout;
-        c.orow0 = f.ra;
-        c.orow1 = f.rb;
-    } else if (one_ok && (!two_ok || 1.0 + (double)VN_WIDEN_COST / P1 <=
-                                         2.0 + (double)VN_WIDEN_COST / Phi + (double)VN_WIDEN_COST / Plo)) {
-        c.halves = 1;
-        c.P[0] = P1;
-    } else {
-        c.halves = 2;
-        c.S = S;
-        c.P[0] = Phi;
-        c.P[1] = Plo;
-    }
-    if (c.P[0] < 1 || (c.halves > 1 && c.P[1] < 1)) goto end;
     if (vnni_offsets(&c) < 0) goto end;
-    for (int h = 0; h < c.halves; h++) {
+    for (int h = 0; h < 2; h++) {
         /* + 16 pairs: a tile's last vector may read past a row's tail (ignored columns) */
         if (!(c.xpack[h] = malloc(((size_t)v->cp * c.cs + 64) * sizeof(int32_t)))) goto end;
         memset(c.xpack[h] + (size_t)v->cp * c.cs, 0, 64 * sizeof(int32_t));
         if (!(c.res[h] = malloc((size_t)v->nb * c.tw * sizeof(int64_t)))) goto end;
     }
-    if (c.ocap) {
-        c.nbk = (c.wpk + c.tw - 1) / c.tw;
-        if (!(c.ol = malloc(c.ocap * sizeof(*c.ol))) || !(c.osort = malloc(c.ocap * sizeof(*c.osort))) ||
-            !(c.obk = malloc(((size_t)c.prmax * c.nbk + 1) * sizeof(*c.obk))))
-            goto end;
-    }
+    /* the outlier form's lists: at most 1 in VN_OUTLIER_DIV of a chunk's elements */
+    const size_t ocap = (size_t)l->cin * c.prmax * c.wpk / VN_OUTLIER_DIV + 1;
+    c.nbk = (c.wpk + c.tw - 1) / c.tw;
+    if (!(c.ol = malloc(ocap * sizeof(*c.ol))) || !(c.osort = malloc(ocap * sizeof(*c.osort))) ||
+        !(c.obk = malloc(((size_t)c.prmax * c.nbk + 1) * sizeof(*c.obk))))
+        goto end;
 
     const int mtot = (ow + s - 1) / s;
     for (int ya = oy0; ya < oy1; ya += VN_ROWS) {
         const int yb = imin(oy1, ya + VN_ROWS);
         const int rlo = ya / s + v->py.dmin;
-        for (int mc0 = 0; mc0 < mtot; mc0 += VN_COLS) {
-            vnni_pack_input(&c, in, ih, iw, rlo, mc0 + v->px.dmin);
+        int declined = 0;
+        for (int mc0 = 0; mc0 < mtot && !declined; mc0 += VN_COLS) {
+            const int cbase = mc0 + v->px.dmin;
+            const int64_t cmax = vnni_pack_clamped(&c, in, ih, iw, rlo, cbase);
+            c.halves = 1;
+            c.ocap = 0;
+            if (cmax <= 32767) {
+                c.P[0] = chunk_steps(v, cmax);
+            } else {
+                /* the bound over what the tiles read: the call's rows of the chunk */
+                const int ra = imax(rlo, c.orow0), rb = imin(rlo + c.prmax, c.orow1);
+                const int x0 = imax(0, cbase), x1 = imin(iw, cbase + c.wpk);
+                size_t nout = 0;
+                VnForm f;
+                vn_halves(&f, ra < rb && x0 < x1 ? region_max(in, l->cin, ih, iw, ra, rb, x0, x1,
+                                                              32767, &nout) : 0);
+                if (f.one_ok) { /* only rows the tiles do not read pass 32767 */
+                    c.P[0] = chunk_steps(v, f.xmax);
+                } else if (nout * VN_OUTLIER_DIV <= (size_t)l->cin * (size_t)(rb - ra) * (size_t)(x1 - x0)) {
+                    c.P[0] = chunk_steps(v, 32767); /* the outlier form */
+                    c.ocap = nout;
+                    vnni_pack_input(&c, in, ih, iw, rlo, cbase);
+                } else if (f.two_ok) {
+                    c.halves = 2;
+                    c.S = f.S;
+                    c.P[0] = chunk_steps(v, f.hi_max);
+                    c.P[1] = chunk_steps(v, f.lo_max);
+                    vnni_pack_input(&c, in, ih, iw, rlo, cbase);
+                } else {
+                    declined = 1; /* |hi| would pass int16: the row chunk goes to the double path */
+                    break;
+                }
+            }
+            if (c.P[0] < 1 || (c.halves > 1 && c.P[1] < 1)) {
+                declined = 1;
+                break;
+            }
             for (int oy = ya; oy < yb; oy++)
                 for (int px = 0; px < s; px++) {
                     const int mpx = px < ow ? (ow - px + s - 1) / s : 0;
                     const int m1 = imin(mpx, mc0 + VN_COLS);
                     if (mc0 < m1) vnni_row(&c, out, oh, ow, oy, px, rlo, mc0, m1);
                 }
+        }
+        if (declined) { /* its outputs again, all of them, exactly (the same integers) */
+            if (transposed) convt_k(l, in, ih, iw, out, oh, ow, ya, yb);
+            else conv_k(l, in, ih, iw, out, oh, ow, ya, yb);
         }
     }
     r = 0;
