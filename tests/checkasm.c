@@ -294,19 +294,27 @@ static const IgdnChunk igdn_chunks[] = {
 };
 #define N_IGDN_CHUNKS ((int)(sizeof(igdn_chunks) / sizeof(igdn_chunks[0])))
 
-static void make_igdn_chunk(Case *c, const IgdnChunk *ic)
+/* An IGDN case of C channels over h x w positions, gamma_shift gs: beta, gamma (zeros) and the
+ * input allocated for the caller to fill. */
+static void igdn_case(Case *c, int C, int gs, int h, int w)
 {
     WaiLayer *l = &c->l;
     memset(c, 0, sizeof(*c));
     l->type = WAI_LAYER_IGDN;
-    l->cin = l->cout = ic->C;
-    l->gamma_shift = 16;
-    c->oh = c->ih = 2;
-    c->ow = c->iw = 3;
-    const int C = ic->C;
+    l->cin = l->cout = C;
+    l->gamma_shift = gs;
+    c->oh = c->ih = h;
+    c->ow = c->iw = w;
     l->beta = malloc((size_t)C * sizeof(*l->beta));
-    l->gamma = malloc((size_t)C * C * sizeof(*l->gamma));
-    c->in = malloc((size_t)C * 6 * sizeof(*c->in));
+    l->gamma = calloc((size_t)C * C, sizeof(*l->gamma));
+    c->in = malloc((size_t)C * h * w * sizeof(*c->in));
+}
+
+static void make_igdn_chunk(Case *c, const IgdnChunk *ic)
+{
+    WaiLayer *l = &c->l;
+    const int C = ic->C;
+    igdn_case(c, C, 16, 2, 3);
     for (int i = 0; i < C; i++) l->beta[i] = (int64_t)1 << 20;
     for (int e = 0; e < C * C; e++) l->gamma[e] = ic->g;
     for (int e = 0; e < C * 6; e++) c->in[e] = ic->x;
@@ -324,15 +332,7 @@ static void make_igdn_chunk(Case *c, const IgdnChunk *ic)
 static void make_igdn_round(Case *c)
 {
     WaiLayer *l = &c->l;
-    memset(c, 0, sizeof(*c));
-    l->type = WAI_LAYER_IGDN;
-    l->cin = l->cout = 2;
-    l->gamma_shift = 16;
-    c->oh = c->ih = 1;
-    c->ow = c->iw = 300;
-    l->beta = malloc(2 * sizeof(*l->beta));
-    l->gamma = malloc(4 * sizeof(*l->gamma));
-    c->in = malloc(2 * 300 * sizeof(*c->in));
+    igdn_case(c, 2, 16, 1, 300);
     l->beta[0] = l->beta[1] = 1655356992;
     l->gamma[0] = 0;
     l->gamma[1] = 131071;
@@ -350,23 +350,15 @@ static void make_igdn_round(Case *c)
  * holds n as k^2 (its spacing there is 64), whose root is k, so the truncated root is one too
  * high and only the correction r * r > n brings it to k - 1. x = 1, gamma_shift 0 (shift 6):
  * the output is rshr(k - 1, 6) = 8388606, and 8388607 without the correction (k = 32 mod 64).
- * Positive and negative x over 19 positions: every lane of a vector and a masked tail. (The
- * second correction, (r + 1)^2 <= n, never fires below 2^62: the double root of k^2 rounds
- * to k there.) */
+ * Positive and negative x over 19 positions: every lane of a vector and a masked tail. (In
+ * isqrt_small the second correction, (r + 1)^2 <= n, never fires below 2^62: the double root
+ * of k^2 rounds to k there. The AVX-512 form's Newton estimate may fall short by one, so
+ * there both fire: the sweep below.) */
 static void make_igdn_root(Case *c)
 {
     WaiLayer *l = &c->l;
-    memset(c, 0, sizeof(*c));
-    l->type = WAI_LAYER_IGDN;
-    l->cin = l->cout = 1;
-    l->gamma_shift = 0;
-    c->oh = c->ih = 1;
-    c->ow = c->iw = 19;
-    l->beta = malloc(sizeof(*l->beta));
-    l->gamma = malloc(sizeof(*l->gamma));
-    c->in = malloc(19 * sizeof(*c->in));
+    igdn_case(c, 1, 0, 1, 19);
     l->beta[0] = (int64_t)536870816 * 536870816 - 1;
-    l->gamma[0] = 0;
     for (int t = 0; t < 19; t++) c->in[t] = t % 3 == 2 ? -1 : 1;
     snprintf(c->desc, sizeof(c->desc), "igdn root: the double root of k^2 - 1 is k (k = 536870816)");
 }
@@ -381,15 +373,7 @@ static void make_igdn_sweep(Case *c)
 {
     WaiLayer *l = &c->l;
     const int C = 512, W = 11;
-    memset(c, 0, sizeof(*c));
-    l->type = WAI_LAYER_IGDN;
-    l->cin = l->cout = C;
-    l->gamma_shift = 0;
-    c->oh = c->ih = 1;
-    c->ow = c->iw = W;
-    l->beta = malloc((size_t)C * sizeof(*l->beta));
-    l->gamma = calloc((size_t)C * C, sizeof(*l->gamma));
-    c->in = malloc((size_t)C * W * sizeof(*c->in));
+    igdn_case(c, C, 0, 1, W);
     for (int i = 0; i < C; i++) {
         const int64_t k = i < 480 ? rr(2, ((int64_t)1 << 23) - 2) : rr((int64_t)1 << 23, 178000000);
         l->beta[i] = i < 508 ? k * k + (i % 3 - 1) : i - 508;
