@@ -367,8 +367,7 @@ static void make_igdn_root(Case *c)
  * corrections are live: n = k^2 + d (d = -1, 0, 1) over random k. With gamma all zero the sum
  * is beta alone. Channels 0-479: k < 2^23 and x = +-64 (shift 6), so the output is the root
  * itself, +-isqrt(n); 480-507: k up to 1.78e8 (n past 2^53) and x = +-1 or +-3 (the root
- * rounded, unclamped); 508-511:
- * n = 0..3. 11 positions: a vector and a masked tail. */
+ * rounded, unclamped); 508-511: n = 0..3. 11 positions: a vector and a masked tail. */
 static void make_igdn_sweep(Case *c)
 {
     WaiLayer *l = &c->l;

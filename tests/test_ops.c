@@ -621,9 +621,7 @@ static int reset_peak(void)
     return fclose(f) || r ? -1 : 0;
 }
 
-/* The AMX set's packed input planes are capped per call (x86/dsp_avx512amx.c,
- * AMX_SCRATCH_MAX, 8 MiB): a layer whose whole chunk would want far more (1x15 taps over 2,048
- * channels, two halves: about 105 MB) runs in narrower chunks, to the same integers. */
+/* Built with a sanitizer: its shadow memory counts in the resident peak. */
 #if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
 #define SANITIZER_SHADOW 1
 #elif defined(__has_feature)
@@ -635,6 +633,9 @@ static int reset_peak(void)
 #define SANITIZER_SHADOW 0
 #endif
 
+/* The AMX set's packed input planes are capped per call (x86/dsp_avx512amx.c,
+ * AMX_SCRATCH_MAX, 8 MiB): a layer whose whole chunk would want far more (1x15 taps over 2,048
+ * channels, two halves: about 105 MB) runs in narrower chunks, to the same integers. */
 static void test_amx_scratch_bound(void)
 {
     WaiDsp amx;

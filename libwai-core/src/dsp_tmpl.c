@@ -532,12 +532,12 @@ static inline void igdn_out(int32_t *restrict xi, const double *restrict rn, int
         v = _mm512_min_epi64(_mm512_max_epi64(v, vlo), vhi);
         _mm256_mask_storeu_epi32(xi + t, mk, _mm512_cvtepi64_epi32(v));
     }
-    return;
-#endif
+#else
     for (int t = 0; t < nt; t++) {
         const int64_t rt = isqrt_small((int64_t)rn[t] + beta); /* < 2^60 + 2^52: it holds */
         xi[t] = wai_clamp_act(wai_rshr((int64_t)xi[t] * rt, shift));
     }
+#endif
 }
 
 /* A chunk whose sums could pass 2^52 (see igdn_chunk_load): the reference's int64

@@ -200,7 +200,8 @@ typedef struct AmxCall {
     int cols, rows;     /* a chunk's phase columns (a multiple of 16) and output rows */
     int wpk, prmax, nq; /* columns a chunk reads, packed rows, channel quads (a multiple of 16) */
     int ncp;            /* column offsets of the taps (px.dmax - px.dmin + 1) */
-    size_t qs, rs, cs;  /* bytes per packed quad (cols * 4), row (nq * qs), copy (prmax * rs) */
+    size_t rs, cs;      /* bytes per packed row (cols / 16 blocks of nq 64-byte lines), copy
+                         * (prmax * rs) */
     int halves, S;      /* x itself (1), or x = hi * 2^S + lo (2) */
     int lobyte;         /* two halves with S = 8, hi = x >> 8 and lo = x & 255 (one byte) */
     int8_t *xh[2], *xl[2]; /* per half, the copies' byte planes (64-byte aligned; no xh
@@ -476,11 +477,10 @@ static int amx_conv(const WaiLayer *l, const int32_t *in, int ih, int iw, int32_
     c.rows = rows;
     c.wpk = cols + c.ncp - 1;
     c.prmax = (rows - 1) / s + 2 + a->py.dmax - a->py.dmin;
-    c.qs = (size_t)cols * 4;
-    c.rs = (size_t)c.nq * c.qs;
+    c.rs = (size_t)c.nq * cols * 4;
     c.cs = (size_t)c.prmax * c.rs;
     int r = -1;
-    /* sizes: multiples of 64 (qs is), as aligned_alloc wants */
+    /* sizes: multiples of 64 (a row is), as aligned_alloc wants */
     if (!(c.sh = malloc((size_t)c.nq * c.wpk * 4)) || !(c.sl = malloc((size_t)c.nq * c.wpk * 4)))
         goto end;
     for (int h = 0; h < c.halves; h++)

@@ -473,10 +473,10 @@ static int64_t vnni_pack_clamped(const VnniCall *c, const int32_t *in, int ih, i
     return -lo > hi ? -lo : hi;
 }
 
-/* Over input rows [ra, rb) and columns [x0, x1) of every channel: max |x|, and with lim >= 0
- * the count of the elements with |x| > lim (0 when not asked). */
+/* Over input rows [ra, rb) and columns [x0, x1) of every channel: max |x|, and in *count the
+ * elements with |x| > 32767 (the outlier form's). */
 static int64_t region_max(const int32_t *in, int cin, int ih, int iw, int ra, int rb, int x0,
-                          int x1, int32_t lim, size_t *count)
+                          int x1, size_t *count)
 {
     int64_t m = 0;
     size_t n = 0;
@@ -486,10 +486,10 @@ static int64_t region_max(const int32_t *in, int cin, int ih, int iw, int ra, in
             for (int x = x0; x < x1; x++) {
                 const int64_t a = p[x] < 0 ? -(int64_t)p[x] : p[x];
                 m = a > m ? a : m;
-                if (lim >= 0) n += a > lim;
+                n += a > 32767;
             }
         }
-    if (count) *count = n;
+    *count = n;
     return m;
 }
 
@@ -705,7 +705,7 @@ static int vnni_conv(const WaiLayer *l, const int32_t *in, int ih, int iw, int32
         const int yb = imin(oy1, ya + VN_ROWS);
         const int rlo = ya / s + v->py.dmin;
         int declined = 0;
-        for (int mc0 = 0; mc0 < mtot && !declined; mc0 += VN_COLS) {
+        for (int mc0 = 0; mc0 < mtot; mc0 += VN_COLS) {
             const int cbase = mc0 + v->px.dmin;
             const int64_t cmax = vnni_pack_clamped(&c, in, ih, iw, rlo, cbase);
             c.halves = 1;
@@ -719,7 +719,7 @@ static int vnni_conv(const WaiLayer *l, const int32_t *in, int ih, int iw, int32
                 size_t nout = 0;
                 VnForm f;
                 vn_halves(&f, ra < rb && x0 < x1 ? region_max(in, l->cin, ih, iw, ra, rb, x0, x1,
-                                                              32767, &nout) : 0);
+                                                              &nout) : 0);
                 if (f.one_ok) { /* only rows the tiles do not read pass 32767 */
                     c.P[0] = chunk_steps(v, f.xmax);
                 } else if (nout * VN_OUTLIER_DIV <= (size_t)l->cin * (size_t)(rb - ra) * (size_t)(x1 - x0)) {
