@@ -279,6 +279,57 @@ static void make_chunk(Case *c, const ChunkCase *cc)
              l->cin, cc->x, cc->w);
 }
 
+/* The AMX set's outlier form (x86/dsp_avx512amx.c): int16 inputs with a few (12, far below
+ * 1 in 256 of a packed chunk) past 32767, placed at and around the 16-column blocks' and the
+ * 128-column chunks' edges, where a tap of a block reads the next block's columns. Shapes the
+ * AMX set takes (8 or more outputs): stride-1 convs with spans 2 and 6, stride-2 convTs, and a
+ * width of two column chunks. */
+static void make_outliers(Case *c, int variant)
+{
+    static const struct { int type, cin, cout, kh, kw, stride, pad, out_pad, ih, iw; } v[] = {
+        { WAI_LAYER_CONV, 64, 16, 3, 3, 1, 1, 0, 12, 40 },
+        { WAI_LAYER_CONVT, 64, 24, 5, 5, 2, 2, 1, 10, 36 },
+        { WAI_LAYER_CONV, 70, 17, 3, 3, 1, 1, 0, 9, 300 },
+        { WAI_LAYER_CONVT, 96, 64, 5, 5, 2, 2, 1, 6, 150 },
+        { WAI_LAYER_CONV, 16, 8, 1, 7, 1, 3, 0, 4, 70 },
+    };
+    static const int32_t big[] = { 32768, -32768, 40000, WAI_ACT_MAX, WAI_ACT_MIN, INT32_MAX,
+                                   INT32_MIN + 1, -40000 };
+    const int k = variant % (int)(sizeof(v) / sizeof(v[0]));
+    WaiLayer *l = &c->l;
+    memset(c, 0, sizeof(*c));
+    *l = (WaiLayer){ .type = v[k].type, .cin = v[k].cin, .cout = v[k].cout, .kh = v[k].kh,
+                     .kw = v[k].kw, .stride = v[k].stride, .pad = v[k].pad,
+                     .out_pad = v[k].out_pad };
+    c->ih = v[k].ih;
+    c->iw = v[k].iw;
+    c->oh = out_dim(l, c->ih, l->kh);
+    c->ow = out_dim(l, c->iw, l->kw);
+    const size_t nw = (size_t)l->cout * l->cin * l->kh * l->kw, nin = (size_t)l->cin * c->ih * c->iw;
+    l->weight = malloc(nw * sizeof(*l->weight));
+    l->shift = malloc((size_t)l->cout);
+    l->bias = malloc((size_t)l->cout * sizeof(*l->bias));
+    c->in = malloc(nin * sizeof(*c->in));
+    const int wm = (int)rr(0, 1);
+    for (size_t e = 0; e < nw; e++) l->weight[e] = rand_w(wm);
+    for (int o = 0; o < l->cout; o++) {
+        l->shift[o] = (uint8_t)rr(0, 32);
+        l->bias[o] = rr(-((int64_t)1 << 40), (int64_t)1 << 40);
+    }
+    for (size_t e = 0; e < nin; e++)
+        c->in[e] = rr(0, 7) ? (int32_t)rr(-32767, 32767) : (rr(0, 1) ? 32767 : -32767);
+    for (int e = 0; e < 12; e++) {
+        /* a column within 3 of a multiple of 16 (the block edges; 128 is a chunk's) */
+        const int col = (int)rr(0, (c->iw - 1) / 16) * 16 + (int)rr(-3, 3);
+        const int x = col < 0 ? 0 : col >= c->iw ? c->iw - 1 : col;
+        const size_t at = ((size_t)rr(0, l->cin - 1) * c->ih + (size_t)rr(0, c->ih - 1)) * c->iw + x;
+        c->in[at] = big[rr(0, sizeof(big) / sizeof(big[0]) - 1)];
+    }
+    snprintf(c->desc, sizeof(c->desc), "outliers: %s %d->%d k%dx%d s%d in %dx%d w:%d",
+             l->type == WAI_LAYER_CONV ? "conv" : "convT", l->cin, l->cout, l->kh, l->kw,
+             l->stride, c->ih, c->iw, wm);
+}
+
 /* The same bound for IGDN on the VNNI path: gamma x x2 with every gamma G and every x the same,
  * so each output sums C equal products; x = 11585 gives x2 = (x^2 + 2^11) >> 12 = 32767, the
  * largest one-half value. G = 2047: 16 steps (32 terms) per chunk fit, 17 would not, and a
@@ -810,6 +861,13 @@ static void run_checks(int iters)
             check_case(s, &c, &sch);
             case_free(&c);
         }
+        Stat sol = { 0, 0 };
+        for (int k = 0; k < 20; k++) {
+            Case c;
+            make_outliers(&c, k);
+            check_case(s, &c, &sol);
+            case_free(&c);
+        }
         Case cr;
         make_igdn_round(&cr);
         check_case(s, &cr, &sch);
@@ -840,6 +898,7 @@ static void run_checks(int iters)
         report(s->name, "igdn", &sg);
         report(s->name, "bound", &sb);
         report(s->name, "chunk", &sch);
+        report(s->name, "outlier", &sol);
         report(s->name, "graph", &sgr);
         report(s->name, "ana", &sa);
     }
