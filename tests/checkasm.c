@@ -279,11 +279,11 @@ static void make_chunk(Case *c, const ChunkCase *cc)
              l->cin, cc->x, cc->w);
 }
 
-/* The AMX set's outlier form (x86/dsp_avx512amx.c): int16 inputs with a few (12, far below
- * 1 in 256 of a packed chunk) past 32767, placed at and around the 16-column blocks' and the
- * 128-column chunks' edges, where a tap of a block reads the next block's columns. Shapes the
- * AMX set takes (8 or more outputs): stride-1 convs with spans 2 and 6, stride-2 convTs, and a
- * width of two column chunks. */
+/* A few activations past the int16 range in int16 inputs (12, far below 1 in 256 of a packed
+ * chunk: the VNNI set's outlier form; the AMX set's two halves), placed at and around the
+ * 16-column blocks' and the 128-column chunks' edges, where a tap of a block reads the next
+ * block's columns. Shapes the AMX set takes (8 or more outputs): stride-1 convs with spans 2
+ * and 6, stride-2 convTs, and a width of two column chunks. */
 static void make_outliers(Case *c, int variant)
 {
     static const struct { int type, cin, cout, kh, kw, stride, pad, out_pad, ih, iw; } v[] = {

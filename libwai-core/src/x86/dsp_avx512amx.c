@@ -7,21 +7,12 @@
  *
  * Why the integers are the reference's (spec 5.1). The polyphase form, the tap offsets and the
  * epilogue (bias, rshr, clamp on the int64 sum) are the VNNI set's; only the sums differ:
- *  - The activations' form is decided per packed chunk, from the chunk's elements (its rows
- *    are those its outputs read), in the packing pass itself (amx_pack_input), which writes
- *    the byte planes P1 = (x >> 8) & 255 and P0 = x & 255:
- *     - every x within int16: one half, x itself, as P1 (signed) * 2^8 + P0;
- *     - a few outside it (at most 1 in AMX_OUTLIER_DIV of the chunk's elements): the same
- *       half is then (int16)x, the wrap of x, and x = k * 2^16 + (int16)x for an integer k
- *       (nonzero for those few): each k * 2^16 * w is added to the int64 sums of the outputs
- *       it has a term in, for the same weight and tap (amx_outliers): the same terms, so the
- *       same integer sum;
- *     - else, within the activations' range (max |x| <= WAI_ACT_MAX = 2^23 - 1), two halves,
- *       hi = x >> 8 = P2 (signed, the plane of (x >> 16) & 255, packed only then) * 2^8 + P1
- *       and lo = x & 255 = P0 (lobyte: one byte, so its high-byte products are zero and
- *       skipped), sum w x = 2^8 sum w hi + sum w lo;
- *     - else (beyond the activations' range, which no layer of the graph produces) the row
- *       chunk's outputs are computed again, all of them, by the VNNI set.
+ *  - Activations in int16 halves, from the call's max |x| over the input rows it reads: x
+ *    itself where that is <= 32767; else, within the activations' range (max |x| <=
+ *    WAI_ACT_MAX = 2^23 - 1), hi = x >> 8 in [-2^15, 2^15) and lo = x & 255 (lobyte: one
+ *    byte, so its high-byte products are zero and skipped); else x = hi * 2^S + lo
+ *    (split_x), both within int16. Either way sum w x = 2^S sum w hi + sum w lo. The VNNI
+ *    set takes the calls whose hi would not fit int16.
  *  - Every weight and half is cut into two bytes: w = wh * 2^8 + wl with wh = w >> 8 in
  *    [-128, 127] and wl = w & 255 in [0, 255] (any int16 w), and likewise the half x:
  *      sum w x = 2^16 sum wh xh + 2^8 (sum wh xl + sum wl xh) + sum wl xl,
@@ -32,13 +23,12 @@
  *    at most AMX_KMAX = 32,768 terms (the input channels padded to a multiple of 64 with zero
  *    weights, times the phase's taps; a layer with more runs the VNNI set):
  *    32,768 * 65,280 = 2,139,095,040 < 2^31. The three sums are combined in int64, then
- *    the halves: 2^15 terms of at most 2^15 * 2^15, times 2^8, stay below 2^53; the
- *    outliers' terms are below 2^15 * 2^15 * 2^16 each.
+ *    the halves: 2^15 terms of at most 2^15 * 2^15, times 2^S <= 2^15, stay below 2^60.
  *  - Zero padding (rows and columns outside the input, channels past cin, output channels past
  *    cout) is explicit zeros: terms 0 * w or x * 0. Any order of exact integer additions gives
  *    the same integer.
  * Layout: the input rows a band of output rows reads are packed, a chunk of phase
- * columns at a time, into the byte planes, each row [16-column block]
+ * columns at a time, into two byte planes per half (xh, xl), each row [16-column block]
  * [channel quad][16 columns x 4 channels], one copy per column offset of the taps: a B tile
  * (16 quads = 64 channels x 16 columns) of any tap is then one tileloadd of 1 KiB of
  * consecutive 64-byte lines (a 512-byte quad stride, the first layout, left the tiles about
@@ -58,11 +48,6 @@ static void vnni_set_init(WaiDsp *dsp);
 #define AMX_COLS 128   /* phase columns per packed chunk (a multiple of 16) */
 #define AMX_ROWS 8     /* output rows per packed row chunk */
 #define AMX_KMAX 32768 /* terms per output (the bound above) */
-/* The outlier form is taken when at most 1 in AMX_OUTLIER_DIV of a packed chunk's elements
- * lie outside int16 (speed only, never a result): each costs its outputs times the taps in
- * vector steps, two halves cost two more tile products per term. 256 lost to two halves at
- * 12 MP q7 (chunks with about 1 in 700 outside); 2048 and 8192 were alike (session 29). */
-#define AMX_OUTLIER_DIV 4096
 /* The most bytes a call's packed planes may take (per call, so per worker thread): a larger
  * chunk is narrowed (amx_conv). Speed only: the chunks repartition the outputs. */
 #define AMX_SCRATCH_MAX ((size_t)8 << 20)
@@ -82,8 +67,6 @@ typedef struct AmxPrep {
     int nob, ncb;                /* 16-channel output blocks, 64-channel input blocks */
     size_t wphase[MAXS][MAXS];   /* first A tile of each phase */
     int8_t *wh, *wl;             /* A tiles, per phase [ob][ty][tx][cb], 16 x 64 bytes each */
-    int16_t *wt;                 /* the same weights per A tile as [64 channels][16 outputs]:
-                                  * the outlier form's (amx_outliers) */
     VnniPrep *vn;                /* the VNNI set's preparation, for the calls declined here */
 } AmxPrep;
 
@@ -129,7 +112,6 @@ static void amx_prep_destroy(AmxPrep *a)
     vnni_prep_free(a->vn);
     free(a->wh);
     free(a->wl);
-    free(a->wt);
     free(a);
 }
 
@@ -165,7 +147,6 @@ static AmxPrep *amx_prep_make(const WaiLayer *l, int transposed, int with_vnni)
         }
     if (tiles > MAX_WPACK / 2048 || !(a->wh = malloc((tiles ? tiles : 1) * 1024)) ||
         !(a->wl = malloc((tiles ? tiles : 1) * 1024)) ||
-        !(a->wt = malloc((tiles ? tiles : 1) * 1024 * sizeof(int16_t))) ||
         (with_vnni && !(a->vn = vnni_prep_make(l, transposed)))) {
         amx_prep_destroy(a);
         return NULL;
@@ -190,7 +171,6 @@ static AmxPrep *amx_prep_make(const WaiLayer *l, int transposed, int with_vnni)
                                                       (size_t)a->py.k[p][ty] * kw + a->px.k[q][tx]];
                                     dh[m * 64 + k] = (int8_t)(w >> 8); /* arithmetic: [-128, 127] */
                                     dl[m * 64 + k] = (int8_t)(uint8_t)(w & 255);
-                                    a->wt[t * 1024 + k * 16 + m] = (int16_t)w;
                                 }
                         }
         }
@@ -214,12 +194,6 @@ static void *amx_prep_layer(const WaiLayer *l)
     return vnni_prep_layer(l); /* a layer this path does not take runs the VNNI set */
 }
 
-/* An activation outside int16 in the outlier form: its channel, its place in the packed
- * chunk (row and column), and k = (x - (int16)x) / 2^16, x less its int16 wrap (amx_outliers). */
-typedef struct AmxOutlier {
-    int32_t ch, row, col, k;
-} AmxOutlier;
-
 typedef struct AmxCall {
     const AmxPrep *a;
     const WaiLayer *l;
@@ -228,200 +202,104 @@ typedef struct AmxCall {
     int ncp;            /* column offsets of the taps (px.dmax - px.dmin + 1) */
     size_t rs, cs;      /* bytes per packed row (cols / 16 blocks of nq 64-byte lines), copy
                          * (prmax * rs) */
-    /* the chunk's form (the top of the file): one half (the int16 wrap of x, its outliers
-     * apart), or two (lobyte) */
-    int halves, S, lobyte;
-    size_t ocap, nol;   /* the outlier form's most outliers per chunk; the chunk's count (past
-                         * ocap, not kept) */
-    int use_ol;         /* the chunk is in the outlier form: its sums take amx_outliers */
-    AmxOutlier *ol, *osort; /* the chunk's outliers, as found and by bucket */
-    int *obk, nbk;      /* bucket starts: bucket = packed row * nbk + packed column / 16 */
-    int8_t *pl[3];      /* the chunk's byte planes, copies included (64-byte aligned): x >> 16,
-                         * (x >> 8) & 255 and x & 255, the first made only for two halves */
-    int8_t *xh[2], *xl[2]; /* the planes of each half's two bytes (amx_sums): one half
-                            * pl[1], pl[2]; two pl[0], pl[1] and (lobyte: no high byte) pl[2] */
+    int halves, S;      /* x itself (1), or x = hi * 2^S + lo (2) */
+    int lobyte;         /* two halves with S = 8, hi = x >> 8 and lo = x & 255 (one byte) */
+    int8_t *xh[2], *xl[2]; /* per half, the copies' byte planes (64-byte aligned; no xh
+                            * for lobyte's lo half) */
     int8_t *sh, *sl;    /* one packed row of wpk columns, before its copies */
 } AmxCall;
 
 /* Packs input rows [rlo, rlo + nr) (nr <= prmax: the rows a band reads) and columns
- * [cbase, cbase + wpk) into byte planes, zeros outside the tensor and for the channels past
- * cin: top = 0, pl[1] = (x >> 8) & 255 and pl[2] = x & 255, and returns max |x| with the
- * chunk's outliers (x outside int16) in ol and nol; top = 1, pl[0] = (x >> 16) & 255 (for
- * two halves). Sixteen columns of a quad at a time: each int32 lane gathers one column's bytes
- * of the quad's four channels. A row is packed once (sh, sl) and copied once per column offset
- * j of the taps: copy j holds columns [cbase + j, cbase + j + cols), so that every tap's B
- * tile rows start on a 64-byte line (a row that straddles two lines costs the tile load about
- * half its speed). */
-static int64_t amx_pack_input(AmxCall *c, const int32_t *in, int ih, int iw, int rlo, int nr,
-                              int cbase, int top)
+ * [cbase, cbase + wpk) of each half into its byte planes, zeros outside the tensor and for the
+ * channels past cin. Sixteen columns of a quad at a time: each int32 lane gathers one column's
+ * bytes of the quad's four channels. The halves are x >> 8 and x & 255 (lobyte), or split_x's:
+ * hi = (x + 2^(S-1)) >> S, lo = x - hi * 2^S (|x| < 2^30 here). A row is packed once (sh,
+ * sl) and copied once per column offset j of the taps: copy j holds columns
+ * [cbase + j, cbase + j + cols), so that every tap's B tile rows start on a 64-byte line (a
+ * row that straddles two lines costs the tile load about half its speed). */
+static void amx_pack_input(const AmxCall *c, const int32_t *in, int ih, int iw, int rlo, int nr,
+                           int cbase)
 {
     const int cin = c->l->cin;
     const int x0 = imax(0, cbase), x1 = imin(iw, cbase + c->wpk);
     const size_t ss = (size_t)c->wpk * 4; /* the packed row's quad stride */
-    const __m512i m8 = _mm512_set1_epi32(255);
-    __m512i vmin = _mm512_setzero_si512(), vmax = _mm512_setzero_si512();
-    int8_t *const ph = top ? NULL : c->pl[1], *const pb = top ? c->pl[0] : c->pl[2];
-    if (!top) c->nol = 0;
-    for (int r = 0; r < nr; r++) {
-        const int iy = rlo + r;
-        if (iy < 0 || iy >= ih || x0 >= x1) {
-            for (int j = 0; j < c->ncp; j++) {
-                if (ph) memset(ph + j * c->cs + (size_t)r * c->rs, 0, c->rs);
-                memset(pb + j * c->cs + (size_t)r * c->rs, 0, c->rs);
-            }
-            continue;
-        }
-        for (int q = 0; q < c->nq; q++) {
-            int8_t *dh = c->sh + (size_t)q * ss, *dl = c->sl + (size_t)q * ss;
-            if (4 * q >= cin) {
-                if (ph) memset(dh, 0, ss);
-                memset(dl, 0, ss);
+    const __m512i m8 = _mm512_set1_epi32(255), rnd = _mm512_set1_epi32(1 << (c->S - 1));
+    const __m128i vS = _mm_cvtsi32_si128(c->S);
+    for (int h = 0; h < c->halves; h++) {
+        /* lobyte's lo half has no high byte: it has no such plane (amx_conv) */
+        const int hbytes = !(c->lobyte && h);
+        for (int r = 0; r < nr; r++) {
+            const int iy = rlo + r;
+            if (iy < 0 || iy >= ih || x0 >= x1) {
+                for (int j = 0; j < c->ncp; j++) {
+                    if (hbytes) memset(c->xh[h] + j * c->cs + (size_t)r * c->rs, 0, c->rs);
+                    memset(c->xl[h] + j * c->cs + (size_t)r * c->rs, 0, c->rs);
+                }
                 continue;
             }
-            /* a row's channels are short streams, more than the hardware prefetcher
-             * follows: ask for quad q + 2's lines now (speed only) */
-            if (!top)
-                for (int k = 8; k < 12 && 4 * q + k < cin; k++)
-                    for (int x = x0; x < x1; x += 16)
-                        _mm_prefetch((const char *)(in + ((size_t)(4 * q + k) * ih + iy) * iw + x),
-                                     _MM_HINT_T0);
-            if (ph) memset(dh, 0, (size_t)(x0 - cbase) * 4);
-            memset(dl, 0, (size_t)(x0 - cbase) * 4);
-            for (int x = x0; x < x1; x += 16) {
-                const __mmask16 mk = (__mmask16)(x1 - x >= 16 ? 0xffffu : (1u << (x1 - x)) - 1);
-                __m512i lo = _mm512_setzero_si512(), hi = _mm512_setzero_si512();
-                for (int k = 0; k < 4 && 4 * q + k < cin; k++) {
-                    const int32_t *src = in + ((size_t)(4 * q + k) * ih + iy) * iw;
-                    const __m512i v = _mm512_maskz_loadu_epi32(mk, src + x);
-                    const __m512i sh = _mm512_set1_epi32(8 * k);
-                    if (top) {
+            for (int q = 0; q < c->nq; q++) {
+                int8_t *dh = c->sh + (size_t)q * ss, *dl = c->sl + (size_t)q * ss;
+                if (4 * q >= cin) {
+                    if (hbytes) memset(dh, 0, ss);
+                    memset(dl, 0, ss);
+                    continue;
+                }
+                /* a row's channels are short streams, more than the hardware prefetcher
+                 * follows: ask for quad q + 2's lines now (speed only) */
+                if (!h)
+                    for (int k = 8; k < 12 && 4 * q + k < cin; k++)
+                        for (int x = x0; x < x1; x += 16)
+                            _mm_prefetch((const char *)(in + ((size_t)(4 * q + k) * ih + iy) * iw + x),
+                                         _MM_HINT_T0);
+                if (hbytes) memset(dh, 0, (size_t)(x0 - cbase) * 4);
+                memset(dl, 0, (size_t)(x0 - cbase) * 4);
+                for (int x = x0; x < x1; x += 16) {
+                    const __mmask16 mk = (__mmask16)(x1 - x >= 16 ? 0xffffu : (1u << (x1 - x)) - 1);
+                    __m512i lo = _mm512_setzero_si512(), hi = _mm512_setzero_si512();
+                    for (int k = 0; k < 4 && 4 * q + k < cin; k++) {
+                        const int32_t *src = in + ((size_t)(4 * q + k) * ih + iy) * iw;
+                        __m512i v = _mm512_maskz_loadu_epi32(mk, src + x);
+                        if (c->lobyte) {
 #ifdef WAI_PLANTED_FAULT_FAST_AMX_LOBYTE
-                        const __m512i vt = _mm512_and_si512(_mm512_srai_epi32(v, 16), _mm512_set1_epi32(127)); /* planted: 7 bits */
+                            v = h ? _mm512_and_si512(v, _mm512_set1_epi32(127)) : _mm512_srai_epi32(v, 8); /* planted */
 #else
-                        const __m512i vt = _mm512_and_si512(_mm512_srai_epi32(v, 16), m8);
+                            v = h ? _mm512_and_si512(v, m8) : _mm512_srai_epi32(v, 8);
 #endif
-                        lo = _mm512_or_si512(lo, _mm512_sllv_epi32(vt, sh));
-                        continue;
-                    }
-                    /* masked-off lanes are zeros: no effect on the bound or the outliers */
-                    vmin = _mm512_min_epi32(vmin, v);
-                    vmax = _mm512_max_epi32(vmax, v);
-                    __mmask16 om = _mm512_cmpneq_epi32_mask(v, _mm512_srai_epi32(_mm512_slli_epi32(v, 16), 16));
-                    if (om) { /* rare: x outside int16 */
-                        int32_t xs[16];
-                        _mm512_storeu_si512(xs, v);
-                        for (; om; om &= om - 1) {
-                            const int t = __builtin_ctz(om);
-                            /* x = k 2^16 + (int16)x: k = (x >> 16) + bit 15 of x */
-                            if (c->nol < c->ocap)
-                                c->ol[c->nol] = (AmxOutlier){ 4 * q + k, r, x - cbase + t,
-                                                              (xs[t] >> 16) + ((xs[t] >> 15) & 1) };
-                            c->nol++;
+                        } else if (c->halves > 1) {
+                            const __m512i vh = _mm512_sra_epi32(_mm512_add_epi32(v, rnd), vS);
+                            v = h ? _mm512_sub_epi32(v, _mm512_sll_epi32(vh, vS)) : vh;
                         }
-                    }
 #ifdef WAI_PLANTED_FAULT_FAST_AMX_BYTES
-                    const __m512i vl = _mm512_and_si512(v, _mm512_set1_epi32(127)); /* planted: 7 bits */
+                        const __m512i vl = _mm512_and_si512(v, _mm512_set1_epi32(127)); /* planted: 7 bits */
 #else
-                    const __m512i vl = _mm512_and_si512(v, m8);
+                        const __m512i vl = _mm512_and_si512(v, m8);
 #endif
-                    lo = _mm512_or_si512(lo, _mm512_sllv_epi32(vl, sh));
-                    hi = _mm512_or_si512(hi, _mm512_sllv_epi32(
-                                                 _mm512_and_si512(_mm512_srai_epi32(v, 8), m8), sh));
+                        const __m512i sh = _mm512_set1_epi32(8 * k);
+                        lo = _mm512_or_si512(lo, _mm512_sllv_epi32(vl, sh));
+                        hi = _mm512_or_si512(hi, _mm512_sllv_epi32(
+                                                     _mm512_and_si512(_mm512_srai_epi32(v, 8), m8), sh));
+                    }
+                    _mm512_mask_storeu_epi32(dl + (size_t)(x - cbase) * 4, mk, lo);
+                    if (hbytes) _mm512_mask_storeu_epi32(dh + (size_t)(x - cbase) * 4, mk, hi);
                 }
-                _mm512_mask_storeu_epi32(dl + (size_t)(x - cbase) * 4, mk, lo);
-                if (ph) _mm512_mask_storeu_epi32(dh + (size_t)(x - cbase) * 4, mk, hi);
+                if (hbytes) memset(dh + (size_t)(x1 - cbase) * 4, 0, (size_t)(cbase + c->wpk - x1) * 4);
+                memset(dl + (size_t)(x1 - cbase) * 4, 0, (size_t)(cbase + c->wpk - x1) * 4);
             }
-            if (ph) memset(dh + (size_t)(x1 - cbase) * 4, 0, (size_t)(cbase + c->wpk - x1) * 4);
-            memset(dl + (size_t)(x1 - cbase) * 4, 0, (size_t)(cbase + c->wpk - x1) * 4);
+            /* copy j, row r: [16-column block][quad][16 columns x 4 channels], so that a B
+             * tile (16 quads of one block) is 1 KiB of consecutive lines */
+            for (int j = 0; j < c->ncp; j++)
+                for (int b = 0; b < c->cols / 16; b++) {
+                    const size_t to = j * c->cs + (size_t)r * c->rs + (size_t)b * c->nq * 64;
+                    const size_t from = (size_t)(b * 16 + j) * 4;
+                    for (int q = 0; q < c->nq; q++) {
+                        if (hbytes)
+                            _mm512_store_si512(c->xh[h] + to + (size_t)q * 64,
+                                               _mm512_loadu_si512(c->sh + (size_t)q * ss + from));
+                        _mm512_store_si512(c->xl[h] + to + (size_t)q * 64,
+                                           _mm512_loadu_si512(c->sl + (size_t)q * ss + from));
+                    }
+                }
         }
-        /* copy j, row r: [16-column block][quad][16 columns x 4 channels], so that a B
-         * tile (16 quads of one block) is 1 KiB of consecutive lines */
-        for (int j = 0; j < c->ncp; j++)
-            for (int b = 0; b < c->cols / 16; b++) {
-                const size_t to = j * c->cs + (size_t)r * c->rs + (size_t)b * c->nq * 64;
-                const size_t from = (size_t)(b * 16 + j) * 4;
-                for (int q = 0; q < c->nq; q++) {
-                    if (ph)
-                        _mm512_store_si512(ph + to + (size_t)q * 64,
-                                           _mm512_loadu_si512(c->sh + (size_t)q * ss + from));
-                    _mm512_store_si512(pb + to + (size_t)q * 64,
-                                       _mm512_loadu_si512(c->sl + (size_t)q * ss + from));
-                }
-            }
-    }
-    const int64_t lo = _mm512_reduce_min_epi32(vmin), hi = _mm512_reduce_max_epi32(vmax);
-    return -lo > hi ? -lo : hi;
-}
-
-/* The chunk's outliers (at most ocap) by bucket: packed row, then 16-column block of the
- * packed columns (a counting sort). */
-static void amx_sort_outliers(AmxCall *c)
-{
-    const int nbuck = c->prmax * c->nbk;
-    for (int b = 0; b <= nbuck; b++) c->obk[b] = 0;
-    for (size_t e = 0; e < c->nol; e++) c->obk[c->ol[e].row * c->nbk + c->ol[e].col / 16 + 1]++;
-    for (int b = 0; b < nbuck; b++) c->obk[b + 1] += c->obk[b];
-    for (size_t e = 0; e < c->nol; e++) {
-        const AmxOutlier *o = &c->ol[e];
-        c->osort[c->obk[o->row * c->nbk + o->col / 16]++] = *o;
-    }
-    for (int b = nbuck; b > 0; b--) c->obk[b] = c->obk[b - 1]; /* back to the starts */
-    c->obk[0] = 0;
-}
-
-/* The outlier form: adds k 2^16 w to res[n * 16 + t] for every outlier (x = k 2^16 + (int16)x,
- * the tiles took (int16)x) of the packed chunk with a term in output column t < nt of the
- * block at moff (output row qy's phase py, column phase px), w the weight of output channel
- * ob * 16 + n that the tiles used for the tap reading it (the block's A tiles from tile wt0,
- * as the prep's transposed copy wt). The terms are summed per column for the 16 channels at
- * once, k w exact in int64 (|k| <= 2^15, |w| <= 2^15: _mm512_mul_epi32 of the low 32 bits)
- * times 2^16 (< 2^47), then added to res: exact integer additions, in any order. */
-static void amx_outliers(const AmxCall *c, size_t wt0, int py, int px, int qy, int rlo, int moff,
-                         int nt, int nn, int64_t *res)
-{
-    const AmxPrep *a = c->a;
-    const int ny = a->py.n[py], nx = a->px.n[px], ncb = a->ncb;
-    /* the block reads packed columns [moff, moff + nt + span) */
-    const int span = a->px.dmax - a->px.dmin;
-#ifdef WAI_PLANTED_FAULT_FAST_AMX_OUTLIER_SPAN
-    const int b0 = moff / 16, b1 = imin(c->nbk - 1, (moff + nt - 1) / 16); /* planted: no span */
-#else
-    const int b0 = moff / 16, b1 = imin(c->nbk - 1, (moff + nt - 1 + span) / 16);
-#endif
-    int64_t corr[16][16]; /* [column][channel], the columns in `used` only */
-    unsigned used = 0;
-    for (int ty = 0; ty < ny; ty++) {
-        const int row = qy + a->py.d[py][ty] - rlo;
-        if (row < 0 || row >= c->prmax) continue;
-        for (int e = c->obk[row * c->nbk + b0]; e < c->obk[row * c->nbk + b1 + 1]; e++) {
-            const AmxOutlier *o = &c->osort[e];
-            const __m512i kv = _mm512_set1_epi64(o->k);
-            for (int tx = 0; tx < nx; tx++) {
-#ifdef WAI_PLANTED_FAULT_FAST_AMX_OUTLIER
-                const int t = o->col - (a->px.d[px][tx] - a->px.dmin) - moff + (tx == nx - 1); /* planted */
-#else
-                const int t = o->col - (a->px.d[px][tx] - a->px.dmin) - moff;
-#endif
-                if (t < 0 || t >= nt) continue;
-                const int16_t *w = a->wt + (wt0 + (size_t)(ty * nx + tx) * ncb + o->ch / 64) * 1024 +
-                                   (o->ch % 64) * 16;
-                const __m512i w0 = _mm512_cvtepi16_epi64(_mm_loadu_si128((const __m128i *)w));
-                const __m512i w1 = _mm512_cvtepi16_epi64(_mm_loadu_si128((const __m128i *)(w + 8)));
-                __m512i s0 = _mm512_slli_epi64(_mm512_mul_epi32(w0, kv), 16);
-                __m512i s1 = _mm512_slli_epi64(_mm512_mul_epi32(w1, kv), 16);
-                if (used >> t & 1) {
-                    s0 = _mm512_add_epi64(s0, _mm512_loadu_si512(corr[t]));
-                    s1 = _mm512_add_epi64(s1, _mm512_loadu_si512(corr[t] + 8));
-                }
-                _mm512_storeu_si512(corr[t], s0);
-                _mm512_storeu_si512(corr[t] + 8, s1);
-                used |= 1u << t;
-            }
-        }
-    }
-    for (; used; used &= used - 1) {
-        const int t = __builtin_ctz(used);
-        for (int n = 0; n < nn; n++) res[n * 16 + t] += corr[t][n];
     }
 }
 
@@ -522,7 +400,6 @@ static void amx_row(const AmxCall *c, int32_t *out, int oh, int ow, int oy, int 
         for (int m0 = mc0; m0 < m1; m0 += 16) {
             const int nt = imin(16, m1 - m0);
             amx_sums(c, t0, a->py.d[py], ny, a->px.d[px], nx, qy, rlo, m0 - mc0, nn, res);
-            if (c->use_ol) amx_outliers(c, t0 / 1024, py, px, qy, rlo, m0 - mc0, nt, nn, res);
             for (int n = 0; n < nn; n++) {
                 const int o = ob * 16 + n;
                 amx_store(l, o, res + n * 16, out + ((size_t)o * oh + oy) * ow + (size_t)m0 * s + px,
@@ -544,18 +421,6 @@ static size_t amx_scratch(const AmxCall *c, int cols, int rows)
     return copies + (size_t)2 * c->nq * (cols + c->ncp - 1) * 4;
 }
 
-/* Rows [oy0, oy1) of the output by the VNNI set: a row chunk declined here (its own
- * preparation where this set made one, and then its own fallbacks). */
-static void amx_vnni_rows(const WaiLayer *l, const AmxPrep *a, const int32_t *in, int ih, int iw,
-                          int32_t *out, int oh, int ow, int oy0, int oy1, int transposed)
-{
-    WaiLayer lv = *l;
-    lv.prep = a && a->vn ? a->vn : NULL;
-    if (transposed) vnni_convt_k(&lv, in, ih, iw, out, oh, ow, oy0, oy1);
-    else vnni_conv_k(&lv, in, ih, iw, out, oh, ow, oy0, oy1);
-}
-
-
 /* Returns 0 when done, -1 when the caller must take another path. */
 static int amx_conv(const WaiLayer *l, const int32_t *in, int ih, int iw, int32_t *out, int oh,
                     int ow, int oy0, int oy1, int transposed)
@@ -567,20 +432,38 @@ static int amx_conv(const WaiLayer *l, const int32_t *in, int ih, int iw, int32_
     const AmxPrep *a = l->prep;
     const int prepared = amx_prep_matches(a, l, transposed);
     if (!prepared && !amx_takes(l, transposed)) return -1;
+    /* the halves, from the rows the call reads, before any packing (vn_halves): one where
+     * max |x| <= 32767, else two where hi fits int16 (also where only a few elements pass
+     * 32767: the VNNI set's outlier form was slower than two halves on tiles, session 27) */
+    const int s = transposed ? l->stride : 1;
+    Phases py;
+    phases_init(&py, transposed, s, l->kh, l->pad);
+    const int r0 = oy0 / s + py.dmin, r1 = (oy1 - 1) / s + py.dmax + 1;
+    VnForm form;
+    vn_halves(&form, max_abs_rows(in, l->cin, ih, iw, r0, r1));
+    AmxCall c = { .l = l, .halves = 1, .S = 1 };
+    if (!form.one_ok) {
+        if (form.xmax <= WAI_ACT_MAX) { /* the activations' range: hi = x >> 8 fits int16 */
+            c.halves = 2;
+            c.S = 8;
+            c.lobyte = 1;
+        } else {
+            if (!form.two_ok) return -1;
+            c.halves = 2;
+            c.S = form.S;
+        }
+    }
     if (!prepared) {
         if (!(own = amx_prep_make(l, transposed, 0))) return -1;
         a = own;
     }
-    const int s = a->py.s;
-    AmxCall c = { .l = l, .a = a };
+    c.a = a;
     c.ncp = a->px.dmax - a->px.dmin + 1;
     c.nq = a->ncb * 16;
-    /* the chunk: AMX_COLS x AMX_ROWS, narrowed (then shortened) while its three byte planes
-     * would pass AMX_SCRATCH_MAX; a call whose smallest chunk (16 columns, one row) would
-     * still pass it runs the VNNI set. The shipped layers' whole chunks take at most about
-     * 5 MiB, and a 1x8 conv at the term bound (4,096 channels) fits in 16 columns by one row. */
-    c.halves = 2;
-    c.lobyte = 1;
+    /* the chunk: AMX_COLS x AMX_ROWS, narrowed (then shortened) while its planes would pass
+     * AMX_SCRATCH_MAX; a call whose smallest chunk (16 columns, one row) would still pass it
+     * runs the VNNI set. The shipped layers' whole chunks take at most about 3 MiB, and a
+     * 1x8 conv at the term bound (4,096 channels) fits in 16 columns by one row. */
     int cols = AMX_COLS, rows = AMX_ROWS;
 #ifndef WAI_PLANTED_FAULT_AMX_SCRATCH /* planted: the whole chunk, whatever it takes */
     while (cols > 16 && amx_scratch(&c, cols, rows) > AMX_SCRATCH_MAX) cols /= 2;
@@ -596,52 +479,22 @@ static int amx_conv(const WaiLayer *l, const int32_t *in, int ih, int iw, int32_
     c.prmax = (rows - 1) / s + 2 + a->py.dmax - a->py.dmin;
     c.rs = (size_t)c.nq * cols * 4;
     c.cs = (size_t)c.prmax * c.rs;
-    /* the outlier form's lists: at most 1 in AMX_OUTLIER_DIV of a chunk's elements */
-    c.ocap = (size_t)l->cin * c.prmax * c.wpk / AMX_OUTLIER_DIV + 1;
-    c.nbk = (c.wpk + 15) / 16;
     int r = -1;
     /* sizes: multiples of 64 (a row is), as aligned_alloc wants */
-    if (!(c.sh = malloc((size_t)c.nq * c.wpk * 4)) || !(c.sl = malloc((size_t)c.nq * c.wpk * 4)) ||
-        !(c.pl[1] = aligned_alloc(64, c.ncp * c.cs)) || !(c.pl[2] = aligned_alloc(64, c.ncp * c.cs)) ||
-        !(c.ol = malloc(c.ocap * sizeof(*c.ol))) || !(c.osort = malloc(c.ocap * sizeof(*c.osort))) ||
-        !(c.obk = malloc(((size_t)c.prmax * c.nbk + 1) * sizeof(*c.obk))))
+    if (!(c.sh = malloc((size_t)c.nq * c.wpk * 4)) || !(c.sl = malloc((size_t)c.nq * c.wpk * 4)))
         goto end;
+    for (int h = 0; h < c.halves; h++)
+        if ((!(c.lobyte && h) && !(c.xh[h] = aligned_alloc(64, c.ncp * c.cs))) ||
+            !(c.xl[h] = aligned_alloc(64, c.ncp * c.cs)))
+            goto end;
     _tile_loadconfig(&amx_cfg);
     const int mtot = (ow + s - 1) / s;
     for (int ya = oy0; ya < oy1; ya += c.rows) {
         const int yb = imin(oy1, ya + c.rows);
         const int rlo = ya / s + a->py.dmin;
-        const int nr = (yb - 1) / s - ya / s + 1 + a->py.dmax - a->py.dmin;
-        int declined = 0;
         for (int mc0 = 0; mc0 < mtot; mc0 += c.cols) {
-            /* the activations' form, per chunk (the top of the file) */
-            const int64_t xmax = amx_pack_input(&c, in, ih, iw, rlo, nr, mc0 + a->px.dmin, 0);
-            c.halves = 1;
-            c.S = 1;
-            c.lobyte = 0;
-            c.use_ol = 0;
-            c.xh[0] = c.pl[1];
-            c.xl[0] = c.pl[2];
-            if (c.nol) { /* else every x fits int16: x itself */
-                if (c.nol <= c.ocap) {
-                    c.use_ol = 1;
-                    amx_sort_outliers(&c);
-                } else if (xmax <= WAI_ACT_MAX) {
-                    /* two halves, hi = x >> 8 (int16: the bytes pl[0], pl[1]), lo = x & 255 */
-                    if (!c.pl[0] && !(c.pl[0] = aligned_alloc(64, c.ncp * c.cs))) goto end_tiles;
-                    amx_pack_input(&c, in, ih, iw, rlo, nr, mc0 + a->px.dmin, 1);
-                    c.halves = 2;
-                    c.S = 8;
-                    c.lobyte = 1;
-                    c.xh[0] = c.pl[0];
-                    c.xl[0] = c.pl[1];
-                    c.xh[1] = NULL;
-                    c.xl[1] = c.pl[2];
-                } else { /* beyond the activations' range (not from the graph) */
-                    declined = 1;
-                    break;
-                }
-            }
+            amx_pack_input(&c, in, ih, iw, rlo, (yb - 1) / s - ya / s + 1 + a->py.dmax - a->py.dmin,
+                           mc0 + a->px.dmin);
             for (int oy = ya; oy < yb; oy++)
                 for (int px = 0; px < s; px++) {
                     const int mpx = px < ow ? (ow - px + s - 1) / s : 0;
@@ -649,19 +502,16 @@ static int amx_conv(const WaiLayer *l, const int32_t *in, int ih, int iw, int32_
                     if (mc0 < m1) amx_row(&c, out, oh, ow, oy, px, rlo, mc0, m1);
                 }
         }
-        /* its outputs again, all of them, exactly (the same integers) */
-        if (declined) amx_vnni_rows(l, prepared ? a : NULL, in, ih, iw, out, oh, ow, ya, yb, transposed);
     }
-    r = 0;
-end_tiles:
     _tile_release();
+    r = 0;
 end:
-    for (int p = 0; p < 3; p++) free(c.pl[p]);
+    for (int h = 0; h < 2; h++) {
+        free(c.xh[h]);
+        free(c.xl[h]);
+    }
     free(c.sh);
     free(c.sl);
-    free(c.ol);
-    free(c.osort);
-    free(c.obk);
     amx_prep_destroy(own);
     return r;
 }
@@ -672,9 +522,11 @@ static void amx_call(const WaiLayer *l, const int32_t *in, int ih, int iw, int32
                      int ow, int oy0, int oy1, int transposed)
 {
     if (amx_conv(l, in, ih, iw, out, oh, ow, oy0, oy1, transposed) == 0) return;
+    WaiLayer lv = *l;
     const AmxPrep *a = l->prep;
-    amx_vnni_rows(l, amx_prep_matches(a, l, transposed) ? a : NULL, in, ih, iw, out, oh, ow, oy0,
-                  oy1, transposed);
+    if (amx_prep_matches(a, l, transposed)) lv.prep = a->vn;
+    if (transposed) vnni_convt_k(&lv, in, ih, iw, out, oh, ow, oy0, oy1);
+    else vnni_conv_k(&lv, in, ih, iw, out, oh, ow, oy0, oy1);
 }
 
 static void amx_conv_k(const WaiLayer *l, const int32_t *in, int ih, int iw, int32_t *out, int oh,
