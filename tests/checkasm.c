@@ -45,6 +45,12 @@ static const char *const x_mode_name[] = { "small", "typical", "full", "extreme"
 /* X_RARE: one value in rare_div is past the int16 range (set per case) */
 static int rare_div = 80;
 
+/* int16 values within the outlier form's clamp, often at it (+-32767) */
+static int32_t rand_x16(void)
+{
+    return rr(0, 7) ? (int32_t)rr(-32767, 32767) : (rr(0, 1) ? 32767 : -32767);
+}
+
 static int32_t rand_x(int mode)
 {
     switch (mode) {
@@ -56,7 +62,7 @@ static int32_t rand_x(int mode)
     /* int16 values with about 1 in rare_div past them: the VNNI path's outlier form (1 in 256
      * or fewer) or its two halves, by the call's count; its clamp bound 32767 itself often */
     case X_RARE:
-        if (rr(0, rare_div - 1)) return rr(0, 7) ? (int32_t)rr(-32767, 32767) : (rr(0, 1) ? 32767 : -32767);
+        if (rr(0, rare_div - 1)) return rand_x16();
         return (int32_t)(rr(0, 1) ? rr(32768, WAI_ACT_MAX) : rr(WAI_ACT_MIN, -32768));
     default: return (int32_t)rr(INT32_MIN + 1, INT32_MAX); /* beyond the activation range */
     }
@@ -161,14 +167,15 @@ static void make_convt_few(Case *c, int xmode, int wmode)
     }
 }
 
-/* A stride-1 conv case of the given shape, its arrays allocated (weights, shifts and biases
- * zero, inputs unset): the frame of the bound cases below. */
-static void bound_conv(Case *c, int cin, int cout, int kh, int kw, int pad, int ih, int iw)
+/* A conv or convT case of the given shape, its arrays allocated (weights, shifts, biases and
+ * inputs zero): the frame of the bound and outlier cases below. */
+static void shaped_conv(Case *c, int type, int cin, int cout, int kh, int kw, int stride, int pad,
+                        int out_pad, int ih, int iw)
 {
     WaiLayer *l = &c->l;
     memset(c, 0, sizeof(*c));
-    *l = (WaiLayer){ .type = WAI_LAYER_CONV, .cin = cin, .cout = cout, .kh = kh, .kw = kw,
-                     .stride = 1, .pad = pad };
+    *l = (WaiLayer){ .type = type, .cin = cin, .cout = cout, .kh = kh, .kw = kw,
+                     .stride = stride, .pad = pad, .out_pad = out_pad };
     c->ih = ih;
     c->iw = iw;
     c->oh = out_dim(l, ih, kh);
@@ -177,6 +184,12 @@ static void bound_conv(Case *c, int cin, int cout, int kh, int kw, int pad, int 
     l->shift = calloc((size_t)cout, 1);
     l->bias = calloc((size_t)cout, sizeof(*l->bias));
     c->in = calloc((size_t)cin * ih * iw, sizeof(*c->in));
+}
+
+/* The stride-1 conv frame of the bound cases. */
+static void bound_conv(Case *c, int cin, int cout, int kh, int kw, int pad, int ih, int iw)
+{
+    shaped_conv(c, WAI_LAYER_CONV, cin, cout, kh, kw, 1, pad, 0, ih, iw);
 }
 
 /* Cancellation case at the exactness bound: half the channels at +X, half at -X + d with
@@ -296,28 +309,17 @@ static void make_outliers(Case *c, int variant)
     static const int32_t big[] = { 32768, -32768, 40000, WAI_ACT_MAX, WAI_ACT_MIN, INT32_MAX,
                                    INT32_MIN + 1, -40000 };
     const int k = variant % (int)(sizeof(v) / sizeof(v[0]));
+    shaped_conv(c, v[k].type, v[k].cin, v[k].cout, v[k].kh, v[k].kw, v[k].stride, v[k].pad,
+                v[k].out_pad, v[k].ih, v[k].iw);
     WaiLayer *l = &c->l;
-    memset(c, 0, sizeof(*c));
-    *l = (WaiLayer){ .type = v[k].type, .cin = v[k].cin, .cout = v[k].cout, .kh = v[k].kh,
-                     .kw = v[k].kw, .stride = v[k].stride, .pad = v[k].pad,
-                     .out_pad = v[k].out_pad };
-    c->ih = v[k].ih;
-    c->iw = v[k].iw;
-    c->oh = out_dim(l, c->ih, l->kh);
-    c->ow = out_dim(l, c->iw, l->kw);
     const size_t nw = (size_t)l->cout * l->cin * l->kh * l->kw, nin = (size_t)l->cin * c->ih * c->iw;
-    l->weight = malloc(nw * sizeof(*l->weight));
-    l->shift = malloc((size_t)l->cout);
-    l->bias = malloc((size_t)l->cout * sizeof(*l->bias));
-    c->in = malloc(nin * sizeof(*c->in));
     const int wm = (int)rr(0, 1);
     for (size_t e = 0; e < nw; e++) l->weight[e] = rand_w(wm);
     for (int o = 0; o < l->cout; o++) {
         l->shift[o] = (uint8_t)rr(0, 32);
         l->bias[o] = rr(-((int64_t)1 << 40), (int64_t)1 << 40);
     }
-    for (size_t e = 0; e < nin; e++)
-        c->in[e] = rr(0, 7) ? (int32_t)rr(-32767, 32767) : (rr(0, 1) ? 32767 : -32767);
+    for (size_t e = 0; e < nin; e++) c->in[e] = rand_x16();
     for (int e = 0; e < 12; e++) {
         /* a column within 3 of a multiple of 16 (the block edges; 128 is a chunk's) */
         const int col = (int)rr(0, (c->iw - 1) / 16) * 16 + (int)rr(-3, 3);
