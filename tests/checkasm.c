@@ -720,7 +720,11 @@ static void check_graph(const Set *s, Stat *st)
     }
 }
 
-/* ---- the encoder's float sums (ana_conv): the same floats as wai_ana_conv_ref ---- */
+/* ---- the encoder's float sums (ana_conv): the same floats as wai_ana_conv_ref ----
+ * Their inputs and weights are analysis operands (wai_ana_operand), as the encoder's are: the
+ * sets that fuse each multiply and add (AVX2, AVX-512, NEON) then give the reference's floats
+ * (test_encoder checks the encoder's own operands: planted faults ana_operand_bits and
+ * enc_ana_unrounded). */
 
 /* A random float of one of the ranges: small, typical, large, mixed magnitudes (where the
  * order of additions decides the rounding), or an exact zero of either sign. */
@@ -743,6 +747,15 @@ typedef struct AnaCase {
     int widx[225];
     size_t n_in, n_out;
 } AnaCase;
+
+/* mode 5: operands at the ends of their range, one side of each case near 2^60 and the other
+ * near 2^-60, either side of each bound (flushed to zero below 2^-60, 2^60 at most) */
+static float rand_operand(int mode, int large)
+{
+    if (mode < 5) return wai_ana_operand(rand_f(mode));
+    const double u = (double)rr(-1000000, 1000000) / 1000000.0;
+    return wai_ana_operand((float)ldexp(u, large ? (int)rr(55, 62) : (int)rr(-62, -55)));
+}
 
 static void make_ana(AnaCase *c, int mode)
 {
@@ -772,9 +785,10 @@ static void make_ana(AnaCase *c, int mode)
     c->w = malloc(nw * sizeof(float));
     c->bias = malloc(((size_t)a->no + WAI_ANA_NO_MAX) * sizeof(float));
     c->out = malloc(c->n_out * sizeof(float));
-    for (size_t e = 0; e < c->n_in; e++) c->in[e] = rand_f(mode);
-    for (size_t e = 0; e < nw; e++) c->w[e] = rand_f(mode == 2 ? 1 : mode);
-    for (int n = 0; n < a->no + WAI_ANA_NO_MAX; n++) c->bias[n] = rand_f(mode);
+    const int large_in = (int)rr(0, 1); /* mode 5: which side is near 2^60 */
+    for (size_t e = 0; e < c->n_in; e++) c->in[e] = rand_operand(mode, large_in);
+    for (size_t e = 0; e < nw; e++) c->w[e] = rand_operand(mode == 2 ? 1 : mode, !large_in);
+    for (int n = 0; n < a->no + WAI_ANA_NO_MAX; n++) c->bias[n] = rand_f(mode < 5 ? mode : 1);
     a->in = c->in;
     a->toff = c->toff;
     a->widx = c->widx;
@@ -890,7 +904,7 @@ static void run_checks(int iters)
         Stat sa = { 0, 0 };
         for (int it = 0; it < iters; it++) {
             AnaCase c;
-            make_ana(&c, it % 5);
+            make_ana(&c, it % 6);
             check_ana(s, &c, &sa);
             ana_free(&c);
         }
@@ -1003,8 +1017,8 @@ static void bench_ana(int reps)
     c.bias = malloc((size_t)a->wstride * sizeof(float));
     c.out = malloc((size_t)64 * 1000 * sizeof(float));
     float *want = malloc((size_t)64 * 1000 * sizeof(float));
-    for (size_t e = 0; e < c.n_in; e++) c.in[e] = rand_f(1);
-    for (size_t e = 0; e < (size_t)64 * 25 * a->wstride; e++) c.w[e] = rand_f(1);
+    for (size_t e = 0; e < c.n_in; e++) c.in[e] = wai_ana_operand(rand_f(1));
+    for (size_t e = 0; e < (size_t)64 * 25 * a->wstride; e++) c.w[e] = wai_ana_operand(rand_f(1));
     for (size_t e = 0; e < a->wstride; e++) c.bias[e] = rand_f(1);
     a->in = c.in, a->toff = c.toff, a->widx = c.widx, a->w = c.w, a->bias = c.bias;
     const double macs = 64.0 * 64 * 25 * 1000 * 64;

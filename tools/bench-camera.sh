@@ -15,7 +15,9 @@
 # (4224x3168) from Debian's lomiri-wallpapers-16.04 (CC-BY-SA-4.0, "Bolly" 2018); only made
 # here, never committed. AVIF: avifenc -s 6 -j 2 -y 420 --min 26 --max 26 (quantizer 26, as issue 24), decoded with avifdec -j 2 to
 # Y4M. Threads: 2 everywhere. BASE_BUILD=DIR adds DIR's `wai encode` (2 threads), checked to
-# give the same stream, and DIR's striped `wai decode`, checked to give the same bytes: a
+# give the same stream (BASE_STREAM=differs: a change to the float analysis, which codes
+# otherwise; each build's stream is then checked equal from run to run, and both sizes are
+# printed), and DIR's striped `wai decode`, checked to give the same bytes: a
 # change's before and after in one run. ENCODE=0 leaves out the encoder runs (decode only),
 # WHOLE=0 the one-stripe decodes, ENC_WHOLE=0 the one-stripe encode (the N=128 model's
 # analysis of a whole 12 MP picture needs more than the default 4 GiB budget); SIZES
@@ -78,7 +80,14 @@ for size in $SIZES; do
         if [ -n "${BASE_BUILD:-}" ]; then # another build's encoder (e.g. before a change): same stream
             run "$size base encode q${ENC_Q:-5}" "$BASE_BUILD/tools/wai" encode "$png" -o "$W/e2.wai" \
                 --quality "${ENC_Q:-5}" --model-dir "$SRC/models" --threads 2
-            cmp -s "$W/e2.wai" "$W/e0.wai" || { echo "bench-camera: $size: BASE_BUILD's encode differs" >&2; exit 1; }
+            if [ "${BASE_STREAM:-same}" = same ]; then
+                cmp -s "$W/e2.wai" "$W/e0.wai" || { echo "bench-camera: $size: BASE_BUILD's encode differs" >&2; exit 1; }
+            elif [ -f "$W/e20.wai" ]; then
+                cmp -s "$W/e2.wai" "$W/e20.wai" || { echo "bench-camera: $size: BASE_BUILD's encodes differ between runs" >&2; exit 1; }
+            else
+                mv "$W/e2.wai" "$W/e20.wai"
+                echo "   base encode q${ENC_Q:-5}: $(stat -c %s "$W/e20.wai") bytes, this build's $(stat -c %s "$W/e0.wai")"
+            fi
         fi
         run "$size avifenc" avifenc -s 6 -j 2 -y 420 --min 26 --max 26 "$png" "$W/a.avif"
       fi

@@ -9,11 +9,13 @@
  * n < no and columns x < nx,
  *     out[n * ostride + x] = bias[n], then for i < cin, then for t < ntaps, in that order:
  *     out[...] = out[...] + w[((size_t)i * kk + widx[t]) * wstride + n] * in[i * cstride + toff[t] + x]
- * one float multiply and one float add per term, rounded each (no fused multiply-add), so
- * every element is the same float whichever kernel set, split or vector width computes it.
- * A kernel may read up to WAI_ANA_SLACK floats past in's last element read and weights and
- * biases up to WAI_ANA_NO_MAX channels past no (the encoder pads them), and writes nothing
- * but out's no x nx elements. */
+ * one float multiply and one float add per term, or one fused multiply-add: the same float,
+ * because every weight and input the encoder hands a kernel is an analysis operand
+ * (wai_ana_operand below), so every product is exact. Every element is then the same float
+ * whichever kernel set, split or vector width computes it. A kernel may read up to
+ * WAI_ANA_SLACK floats past in's last element read and weights and biases up to
+ * WAI_ANA_NO_MAX channels past no (the encoder pads them), and writes nothing but out's
+ * no x nx elements. */
 #define WAI_ANA_SLACK 64
 #define WAI_ANA_NO_MAX 32
 typedef struct WaiAnaConv {
@@ -88,6 +90,31 @@ typedef struct WaiDsp {
 
 void wai_dsp_init_ref(WaiDsp *dsp);
 void wai_ana_conv_ref(const WaiAnaConv *a);
+
+/* An analysis operand: v rounded to 12 significant bits (to nearest, ties to even), 0 where
+ * |v| < 2^-60, and at most 2^60 in magnitude (infinities and NaNs, which the encoder never
+ * has, are left as they are). The product of two such floats has at most 24 significant bits
+ * and a magnitude of 0 or within [2^-120, 2^120]: a normal float, exact. So a fused
+ * multiply-add gives the same float as the product rounded and then added, and the kernel
+ * sets may fuse or not (the encoder's float analysis, not normative: the stream is the same
+ * for every set). */
+static inline float wai_ana_operand(float v)
+{
+    uint32_t u, a;
+    memcpy(&u, &v, 4);
+    a = u & 0x7fffffffu;
+    if (a >= 0x7f800000u) return v;
+    if (a < 0x21800000u) return 0.0f; /* below 2^-60 (biased exponent 67) */
+#ifdef WAI_PLANTED_FAULT_ANA_OPERAND_BITS
+    a = (a + 0x3ffu + ((a >> 11) & 1)) & ~0x7ffu; /* planted: 13 significant bits */
+#else
+    a = (a + 0x7ffu + ((a >> 12) & 1)) & ~0xfffu; /* 11 stored bits, the 12th implicit */
+#endif
+    if (a > 0x5d800000u) a = 0x5d800000u;          /* 2^60 (biased exponent 187) */
+    u = (u & 0x80000000u) | a;
+    memcpy(&v, &u, 4);
+    return v;
+}
 
 /* Select a table for a kernel set; REFERENCE and any set the CPU lacks fall back as
  * documented. Returns WAI_ERR_UNSUPPORTED if an explicit set is not available here. */

@@ -768,9 +768,10 @@ static void igdn_k(const WaiLayer *l, int32_t *x, int h, int w, int y0, int y1)
 }
 
 /* The encoder's float sums (dsp.h, WaiAnaConv): a register tile of ANA_NO output channels x
- * ANA_MV vectors of columns, over which each term is one multiply and one add per element in
- * the stated order, as wai_ana_conv_ref does: the same floats. Contraction into fused
- * multiply-adds (this file's -ffp-contract=fast) would change them: it is off here. */
+ * ANA_MV vectors of columns, over which each term is added per element in the stated order,
+ * as wai_ana_conv_ref does: the same floats. The products of analysis operands are exact, so
+ * the compiler may fuse each multiply and add (this file's -ffp-contract=fast; clang's =on
+ * contracts within the one expression) where the set has fused multiply-adds. */
 #define ANA_FL (VLEN * 2) /* floats per vector */
 #ifndef ANA_NO
 #define ANA_NO 4
@@ -788,14 +789,6 @@ _Static_assert(ANA_NO <= WAI_ANA_NO_MAX, "ana_conv_k reads past WAI_ANA_NO_MAX c
 #define ANA_SPLAT(v, x) const float v = (x)
 #endif
 
-#if defined(WAI_PLANTED_FAULT_ANA_FUSED)
-/* planted: contraction left on (fused multiply-adds where the set has them) */
-#elif defined(__clang__)
-#pragma clang fp contract(off)
-#elif defined(__GNUC__)
-#pragma GCC push_options
-#pragma GCC optimize("fp-contract=off")
-#endif
 static void ana_conv_k(const WaiAnaConv *a)
 {
     const int span = ANA_MV * ANA_FL;
@@ -819,10 +812,8 @@ static void ana_conv_k(const WaiAnaConv *a)
                         memcpy(&xv[m], xp + m * ANA_FL, sizeof(vfl));
                     UNROLL for (int n = 0; n < ANA_NO; n++) {
                         ANA_SPLAT(wn, wt[n]);
-                        UNROLL for (int m = 0; m < ANA_MV; m++) {
-                            const vfl p = wn * xv[m];
-                            acc[n][m] = acc[n][m] + p;
-                        }
+                        UNROLL for (int m = 0; m < ANA_MV; m++)
+                            acc[n][m] = acc[n][m] + wn * xv[m];
                     }
                 }
             }
@@ -837,18 +828,11 @@ static void ana_conv_k(const WaiAnaConv *a)
         }
     }
 }
-#if defined(WAI_PLANTED_FAULT_ANA_FUSED)
-#elif defined(__clang__)
-#pragma clang fp contract(fast)
-#elif defined(__GNUC__)
-#pragma GCC pop_options
-#endif
-
 void INIT_FN(WaiDsp *dsp)
 {
 #if defined(__FLT_EVAL_METHOD__) && __FLT_EVAL_METHOD__ == 2
-    /* x87 (i386 without SSE): vector operations lowered to x87 need not round each product
-     * to float as C's assignments do; the reference's loop is the one that does */
+    /* x87 (i386 without SSE): vector operations lowered to x87 need not round each sum to
+     * float as C's assignments do; the reference's loop is the one that does */
     (void)ana_conv_k;
     dsp->ana_conv = wai_ana_conv_ref;
 #else

@@ -12,6 +12,7 @@
 
 #include "common.h"
 #include "dsp.h"
+#include "encoder_internal.h"
 #include "graph.h"
 #include "model.h"
 #include "payload.h"
@@ -157,7 +158,7 @@ static int parse_layer(WaiReader *r, AnaLayer *l, int *ch, uint32_t flags)
             l->bt[o] = l->b[o];
             for (size_t i = 0; i < cin; i++)
                 for (size_t t = 0; t < kk; t++)
-                    l->wt[(i * kk + t) * cw + o] = l->w[(o * cin + i) * kk + t];
+                    l->wt[(i * kk + t) * cw + o] = wai_ana_operand(l->w[(o * cin + i) * kk + t]);
         }
         free(l->w);
         free(l->b);
@@ -186,7 +187,7 @@ static int parse_layer(WaiReader *r, AnaLayer *l, int *ch, uint32_t flags)
         if (!l->wt || !l->bt) return WAI_ERR_NOMEM;
         for (size_t i = 0; i < c; i++) {
             l->bt[i] = l->beta[i];
-            for (size_t j = 0; j < c; j++) l->wt[j * cw + i] = l->gamma[i * c + j];
+            for (size_t j = 0; j < c; j++) l->wt[j * cw + i] = wai_ana_operand(l->gamma[i * c + j]);
         }
         free(l->beta);
         free(l->gamma);
@@ -236,10 +237,13 @@ static int parse_ana(WaiEncoder *e, const uint8_t *buf, size_t size)
 typedef struct FT { float *d; int c, h, w; } FT;
 
 /* The conv and GDN sums run on the kernel set's ana_conv (dsp.h, WaiAnaConv): every output
- * is bias, then input channel, ky, kx in this order, one float multiply and one add per
- * term, each rounded (no fused multiply-add: the pragma below, for this file's own loops),
- * so the floats are the same for every set, thread count and stripe height. Edge columns,
- * where a tap falls outside the input and is left out, are summed here in the same order. */
+ * is bias, then input channel, ky, kx in this order, one add per term of a product of two
+ * analysis operands (wai_ana_operand: the weights and gamma as read, each conv's input in its
+ * phase copy, the GDN's squares), which is exact, so a set may fuse the multiply and add
+ * and the floats are the same for every set, thread count and stripe height. Edge columns,
+ * where a tap falls outside the input and is left out, are summed here in the same order.
+ * This file's own loops are not contracted (the pragma below): the GDN's divisions, the
+ * means and the rest are plain float operations, each rounded. */
 #if defined(__clang__)
 #pragma STDC FP_CONTRACT OFF
 #elif defined(__GNUC__)
@@ -408,7 +412,8 @@ static int conv_f(const WaiDsp *dsp, const AnaLayer *l, const FT *x, FT *y, WaiP
     z.y_bytes = (size_t)l->cout * z.plane * sizeof(float);
     const size_t iplane = (size_t)x->h * (size_t)x->w; /* x's own size: it was allocated */
     /* the input split into s column phases: ph[i][iy][r][j] = x[i][iy][j * s + r], so that a
-     * tap's samples for consecutive ox are contiguous */
+     * tap's samples for consecutive ox are contiguous; as analysis operands (dsp.h), which
+     * every sum below reads */
     const int pw = (int)z.pw;
     const size_t prow = z.prow, plane = z.plane, pplane = z.pplane;
     const int n_jobs = ana_jobs(pool, (size_t)y->h);
@@ -432,12 +437,18 @@ static int conv_f(const WaiDsp *dsp, const AnaLayer *l, const FT *x, FT *y, WaiP
         for (int iy = 0; iy < x->h; iy++) {
             const float *row = x->d + (size_t)i * iplane + (size_t)iy * x->w;
             float *dst = ph + (size_t)i * pplane + (size_t)iy * prow;
+#ifdef WAI_PLANTED_FAULT_ENC_ANA_UNROUNDED /* planted: the input as it is */
+#define OPERAND(v) (v)
+#else
+#define OPERAND(v) wai_ana_operand(v)
+#endif
             if (s == 1) {
-                memcpy(dst, row, (size_t)x->w * sizeof(float));
+                for (int j = 0; j < x->w; j++) dst[j] = OPERAND(row[j]);
                 continue;
             }
             for (int r = 0; r < s; r++)
-                for (int j = 0; j * s + r < x->w; j++) dst[(size_t)r * pw + j] = row[j * s + r];
+                for (int j = 0; j * s + r < x->w; j++) dst[(size_t)r * pw + j] = OPERAND(row[j * s + r]);
+#undef OPERAND
         }
     /* per tap kx: the ox range lo..hi with 0 <= ox*s - p + kx < W, and the phase row r and
      * shift m with ox*s - p + kx = (ox + m)*s + r, 0 <= r < s; LO..HI: all taps inside */
@@ -494,7 +505,7 @@ static void gdn_job(void *ctx, int job)
         for (int j = 0; j < c; j++) {
             const float *xj = g->x->d + (size_t)j * plane + p0;
             float *sj = sq + (size_t)j * GDN_ROW;
-            for (int t = 0; t < n; t++) sj[t] = xj[t] * xj[t];
+            for (int t = 0; t < n; t++) sj[t] = wai_ana_operand(xj[t] * xj[t]);
         }
         static const ptrdiff_t toff0 = 0;
         static const int widx0 = 0;
@@ -1316,54 +1327,87 @@ static int budget_fail(WaiEncoder *e, size_t need, uint32_t w, uint32_t h)
     return WAI_ERR_LIMIT;
 }
 
+/* g_a and h_a of the picture moved by -shift (geometry *g): y into *t, z into *zt (floats,
+ * malloc'ed, freed by the caller also on error). */
+static int analyse(WaiEncoder *e, const uint8_t *rgb, ptrdiff_t stride, uint32_t w, uint32_t h,
+                   const float shift[3], WaiGeometry *g, FT *t, FT *zt)
+{
+    const WaiModel *m = e->model;
+    int ret = wai_geometry(m, w, h, g);
+    if (ret < 0) return fail(e, ret, "picture size not supported by the model");
+    /* the analysis's memory, before any of it is allocated (the .ana decides it): g_a's in
+     * stripes (analysis_striped checks it), h_a's on the whole y beside a copy of y */
+    size_t pa = 0, ph = 0, ybytes;
+    const int jobs = e->dsp.threads > 1 ? 4 * e->dsp.threads : 1; /* ana_jobs() at most */
+    if (analysis_peak(e->layers, e->n_ga, 3, g->hp, g->wp, 0, jobs, &pa) < 0 ||
+        wai_mul_size((size_t)g->y.c * g->y.h, (size_t)g->y.w * sizeof(float), &ybytes) < 0 ||
+        analysis_peak(e->layers + e->n_ga, e->n_ha, (size_t)g->y.c, (size_t)g->y.h,
+                      (size_t)g->y.w, ybytes, jobs, &ph) < 0)
+        return fail(e, WAI_ERR_LIMIT, "the analysis's tensors for this picture size overflow");
+#ifdef WAI_PLANTED_FAULT_ENC_BUDGET
+    ph = 0; /* planted: the budget is never consulted */
+#endif
+    if (ph > e->s.max_memory) return budget_fail(e, ph, w, h);
+    const int y_step = e->s.stripe_rows ? (int)(e->s.stripe_rows / m->y_down ? e->s.stripe_rows / m->y_down : 1) : 0;
+    WaiPool *pool = NULL; /* the analysis's threads (e->dsp.threads); none if they cannot start */
+    if (e->dsp.threads > 1 && wai_pool_create(&pool, e->dsp.threads) < 0) pool = NULL;
+    size_t need = 0;
+    if ((ret = analysis_striped(&e->dsp, e->layers, e->n_ga, rgb, stride, g, shift, pa, y_step,
+                                e->s.max_memory, jobs, &need, pool, t)) < 0) {
+        if (ret == WAI_ERR_LIMIT && need > e->s.max_memory) budget_fail(e, need, w, h);
+        goto end;
+    }
+    if (t->c != g->y.c || t->h != g->y.h || t->w != g->y.w) {
+        ret = fail(e, WAI_ERR_MODEL_INVALID, "g_a output shape differs from the model's y");
+        goto end;
+    }
+    const size_t ny = (size_t)g->y.c * g->y.h * g->y.w;
+    zt->d = malloc(ny * sizeof(float));
+    if (!zt->d) { ret = WAI_ERR_NOMEM; goto end; }
+    memcpy(zt->d, t->d, ny * sizeof(float));
+    zt->c = t->c; zt->h = t->h; zt->w = t->w;
+    if ((ret = run_f(&e->dsp, e->layers + e->n_ga, e->n_ha, zt, pool)) < 0) goto end;
+    if (zt->c != g->z.c || zt->h != g->z.h || zt->w != g->z.w)
+        ret = fail(e, WAI_ERR_MODEL_INVALID, "h_a output shape differs from the model's z");
+end:
+    wai_pool_destroy(&pool);
+    return ret;
+}
+
+/* For the tests (encoder_internal.h): the picture's y and z floats as the encoder's
+ * analysis computes them (no mean correction), malloc'ed into *y and *z, and their counts. */
+int wai_encoder_analysis_floats(WaiEncoder *e, const uint8_t *rgb, ptrdiff_t stride, uint32_t w,
+                                uint32_t h, float **y, size_t *ny, float **z, size_t *nz)
+{
+    static const float shift[3] = { 0, 0, 0 };
+    WaiGeometry g;
+    FT t = { NULL, 0, 0, 0 }, zt = { NULL, 0, 0, 0 };
+    const int ret = analyse(e, rgb, stride, w, h, shift, &g, &t, &zt);
+    if (ret < 0) {
+        free(t.d);
+        free(zt.d);
+        return ret;
+    }
+    *y = t.d;
+    *ny = (size_t)t.c * t.h * t.w;
+    *z = zt.d;
+    *nz = (size_t)zt.c * zt.h * zt.w;
+    return 0;
+}
+
 /* One pass: analysis of the picture moved by -shift, quantisation, entropy coding: *payload. */
 static int encode_payload(WaiEncoder *e, const uint8_t *rgb, ptrdiff_t stride, uint32_t w,
                           uint32_t h, const float shift[3], uint8_t **payload_out, size_t *psize_out)
 {
     const WaiModel *m = e->model;
     WaiGeometry g;
-    int ret = wai_geometry(m, w, h, &g);
-    if (ret < 0) return fail(e, ret, "picture size not supported by the model");
-    /* the analysis's memory, before any of it is allocated (the .ana decides it): g_a's in
-     * stripes (analysis_striped checks it), h_a's on the whole y beside a copy of y */
-    size_t pa = 0, ph = 0, ybytes;
-    const int jobs = e->dsp.threads > 1 ? 4 * e->dsp.threads : 1; /* ana_jobs() at most */
-    if (analysis_peak(e->layers, e->n_ga, 3, g.hp, g.wp, 0, jobs, &pa) < 0 ||
-        wai_mul_size((size_t)g.y.c * g.y.h, (size_t)g.y.w * sizeof(float), &ybytes) < 0 ||
-        analysis_peak(e->layers + e->n_ga, e->n_ha, (size_t)g.y.c, (size_t)g.y.h,
-                      (size_t)g.y.w, ybytes, jobs, &ph) < 0)
-        return fail(e, WAI_ERR_LIMIT, "the analysis's tensors for this picture size overflow");
-#ifdef WAI_PLANTED_FAULT_ENC_BUDGET
-    ph = 0; /* planted: the budget is never consulted */
-#endif
-    if (ph > e->s.max_memory) return budget_fail(e, ph, w, h);
     FT t = { NULL, 0, 0, 0 }, zt = { NULL, 0, 0, 0 };
     int32_t *z_sym = NULL, *z_hat = NULL, *y_mean = NULL, *y_sym = NULL;
     uint8_t *y_index = NULL, *payload = NULL;
     size_t psize = 0;
-    const int y_step = e->s.stripe_rows ? (int)(e->s.stripe_rows / m->y_down ? e->s.stripe_rows / m->y_down : 1) : 0;
-    WaiPool *pool = NULL; /* the analysis's threads (e->dsp.threads); none if they cannot start */
-    if (e->dsp.threads > 1 && wai_pool_create(&pool, e->dsp.threads) < 0) pool = NULL;
-    size_t need = 0;
-    if ((ret = analysis_striped(&e->dsp, e->layers, e->n_ga, rgb, stride, &g, shift, pa, y_step,
-                                e->s.max_memory, jobs, &need, pool, &t)) < 0) {
-        if (ret == WAI_ERR_LIMIT && need > e->s.max_memory) budget_fail(e, need, w, h);
-        goto end;
-    }
-    if (t.c != g.y.c || t.h != g.y.h || t.w != g.y.w) {
-        ret = fail(e, WAI_ERR_MODEL_INVALID, "g_a output shape differs from the model's y");
-        goto end;
-    }
+    int ret = analyse(e, rgb, stride, w, h, shift, &g, &t, &zt);
+    if (ret < 0) goto end;
     const size_t ny = (size_t)g.y.c * g.y.h * g.y.w, nz = (size_t)g.z.c * g.z.h * g.z.w;
-    zt.d = malloc(ny * sizeof(float));
-    if (!zt.d) { ret = WAI_ERR_NOMEM; goto end; }
-    memcpy(zt.d, t.d, ny * sizeof(float));
-    zt.c = t.c; zt.h = t.h; zt.w = t.w;
-    if ((ret = run_f(&e->dsp, e->layers + e->n_ga, e->n_ha, &zt, pool)) < 0) goto end;
-    if (zt.c != g.z.c || zt.h != g.z.h || zt.w != g.z.w) {
-        ret = fail(e, WAI_ERR_MODEL_INVALID, "h_a output shape differs from the model's z");
-        goto end;
-    }
     z_sym = malloc(nz * sizeof(*z_sym));
     z_hat = malloc(nz * sizeof(*z_hat));
     y_sym = malloc(ny * sizeof(*y_sym));
@@ -1402,7 +1446,6 @@ static int encode_payload(WaiEncoder *e, const uint8_t *rgb, ptrdiff_t stride, u
     payload = NULL;
 end:
     if (ret < 0 && !e->msg[0]) fail(e, ret, ret == WAI_ERR_NOMEM ? "out of memory" : "encoding failed");
-    wai_pool_destroy(&pool);
     free(t.d);
     free(zt.d);
     free(z_sym);
