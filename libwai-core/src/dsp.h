@@ -98,22 +98,34 @@ void wai_ana_conv_ref(const WaiAnaConv *a);
  * multiply-add gives the same float as the product rounded and then added, and the kernel
  * sets may fuse or not (the encoder's float analysis, not normative: the stream is the same
  * for every set). */
-static inline float wai_ana_operand(float v)
+#if defined(__GNUC__)
+#define WAI_ALWAYS_INLINE inline __attribute__((always_inline))
+#else
+#define WAI_ALWAYS_INLINE inline
+#endif
+/* branch-free, so that loops over arrays of them vectorise */
+static WAI_ALWAYS_INLINE float wai_ana_operand(float v)
 {
-    uint32_t u, a;
+    uint32_t u, a, r;
     memcpy(&u, &v, 4);
     a = u & 0x7fffffffu;
-    if (a >= 0x7f800000u) return v;
-    if (a < 0x21800000u) return 0.0f; /* below 2^-60 (biased exponent 67) */
 #ifdef WAI_PLANTED_FAULT_ANA_OPERAND_BITS
-    a = (a + 0x3ffu + ((a >> 11) & 1)) & ~0x7ffu; /* planted: 13 significant bits */
+    r = (a + 0x3ffu + ((a >> 11) & 1)) & ~0x7ffu; /* planted: 13 significant bits */
 #else
-    a = (a + 0x7ffu + ((a >> 12) & 1)) & ~0xfffu; /* 11 stored bits, the 12th implicit */
+    r = (a + 0x7ffu + ((a >> 12) & 1)) & ~0xfffu; /* 11 stored bits, the 12th implicit */
 #endif
-    if (a > 0x5d800000u) a = 0x5d800000u;          /* 2^60 (biased exponent 187) */
-    u = (u & 0x80000000u) | a;
+    r = r > 0x5d800000u ? 0x5d800000u : r;         /* 2^60 (biased exponent 187) */
+    r |= u & 0x80000000u;
+    r = a < 0x21800000u ? 0u : r;                  /* below 2^-60 (biased exponent 67) */
+    u = a >= 0x7f800000u ? u : r;
     memcpy(&v, &u, 4);
     return v;
+}
+
+/* v[0..n) as analysis operands, in place. */
+static inline void wai_ana_operands(float *v, size_t n)
+{
+    for (size_t i = 0; i < n; i++) v[i] = wai_ana_operand(v[i]);
 }
 
 /* Select a table for a kernel set; REFERENCE and any set the CPU lacks fall back as

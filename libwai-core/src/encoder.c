@@ -442,12 +442,22 @@ static int conv_f(const WaiDsp *dsp, const AnaLayer *l, const FT *x, FT *y, WaiP
 #else
 #define OPERAND(v) wai_ana_operand(v)
 #endif
+            /* the copy and the rounding in one pass; strides 1 and 2 (every shipped conv)
+             * with the stride known, so that the loops vectorise */
             if (s == 1) {
                 for (int j = 0; j < x->w; j++) dst[j] = OPERAND(row[j]);
-                continue;
+            } else if (s == 2) {
+                float *d1 = dst + pw;
+                for (int j = 0; 2 * j + 1 < x->w; j++) {
+                    dst[j] = OPERAND(row[2 * j]);
+                    d1[j] = OPERAND(row[2 * j + 1]);
+                }
+                if (x->w % 2) dst[x->w / 2] = OPERAND(row[x->w - 1]);
+            } else {
+                for (int r = 0; r < s; r++)
+                    for (int j = 0; j * s + r < x->w; j++)
+                        dst[(size_t)r * pw + j] = OPERAND(row[j * s + r]);
             }
-            for (int r = 0; r < s; r++)
-                for (int j = 0; j * s + r < x->w; j++) dst[(size_t)r * pw + j] = OPERAND(row[j * s + r]);
 #undef OPERAND
         }
     /* per tap kx: the ox range lo..hi with 0 <= ox*s - p + kx < W, and the phase row r and
@@ -505,7 +515,8 @@ static void gdn_job(void *ctx, int job)
         for (int j = 0; j < c; j++) {
             const float *xj = g->x->d + (size_t)j * plane + p0;
             float *sj = sq + (size_t)j * GDN_ROW;
-            for (int t = 0; t < n; t++) sj[t] = wai_ana_operand(xj[t] * xj[t]);
+            for (int t = 0; t < n; t++) sj[t] = xj[t] * xj[t];
+            wai_ana_operands(sj, (size_t)n);
         }
         static const ptrdiff_t toff0 = 0;
         static const int widx0 = 0;
