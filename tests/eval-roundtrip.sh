@@ -128,7 +128,7 @@ for p in $pics; do
 done
 
 # The encoder's bytes: on x86-64 (gcc 12 and clang 14 builds give the same bytes, 2026-12-03,
-# and again since the analysis operands of 12 significant bits, 2026-12-07), coffee at
+# and again since the analysis operands of 12 significant bits, 2026-12-08), coffee at
 # quality 3 has this SHA-256 while models/wai-q3.whm is the model it was made with.
 # (Elsewhere the float analysis may round differently: not checked.)
 pin_model=3d215b7fd0554e5370827a7ba56f22c728a836a077d1cbacb010214b4a4fbedc

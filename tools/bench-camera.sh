@@ -108,7 +108,7 @@ for size in $SIZES; do
         done
         run "$size avifdec" avifdec -j 2 "$W/a$size.avif" "$W/a.y4m"
     done
-    rm -f "$W/e0.wai"
+    rm -f "$W/e0.wai" "$W/e20.wai"
     echo "   load: $(cat /proc/loadavg)"
 done
 
